@@ -1,0 +1,2 @@
+// Memory ids are unique across the database.
+CREATE CONSTRAINT memory_id_unique IF NOT EXISTS FOR (m:Memory) REQUIRE m.id IS UNIQUE

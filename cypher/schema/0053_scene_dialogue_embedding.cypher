@@ -1,0 +1,4 @@
+// Dense index of Scene.dialogue_embedding, filterable by memory inside the index.
+// $dimensions: the encoder's dimension.
+CREATE VECTOR INDEX scene_dialogue_embedding IF NOT EXISTS FOR (n:Scene) ON n.dialogue_embedding WITH [n.memory_id]
+OPTIONS {indexConfig: {`vector.dimensions`: toInteger($dimensions), `vector.similarity_function`: 'cosine'}}

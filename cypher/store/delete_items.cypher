@@ -1,0 +1,4 @@
+// Deletes every Item of one memory with its relationships. $memory_id. Column: deleted.
+MATCH (n:Item {memory_id: $memory_id})
+DETACH DELETE n
+RETURN count(*) AS deleted

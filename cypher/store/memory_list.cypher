@@ -1,0 +1,11 @@
+// Every memory with its object counts. Columns: id, encoder, dim, created_at, turns, scenes,
+// topics, items, triggers, personas.
+MATCH (m:Memory)
+RETURN m.id AS id, m.encoder AS encoder, m.dim AS dim, m.created_at AS created_at,
+       COUNT { MATCH (n:Turn {memory_id: m.id}) } AS turns,
+       COUNT { MATCH (n:Scene {memory_id: m.id}) } AS scenes,
+       COUNT { MATCH (n:Topic {memory_id: m.id}) } AS topics,
+       COUNT { MATCH (n:Item {memory_id: m.id}) } AS items,
+       COUNT { MATCH (n:Trigger {memory_id: m.id}) } AS triggers,
+       COUNT { MATCH (n:Persona {memory_id: m.id}) } AS personas
+ORDER BY id

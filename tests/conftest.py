@@ -1,0 +1,17 @@
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+
+
+def load_fixture(name: str = "team_dinner.json") -> dict:
+    return json.loads((DATA / name).read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def team_doc() -> dict:
+    """A fresh copy of the hand-built test memory document."""
+    return copy.deepcopy(load_fixture())

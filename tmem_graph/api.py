@@ -1,0 +1,91 @@
+"""The Python face of tmem-graph: open a memory, import, export, inspect, drop."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .config import Settings
+from .embeddings import Encoder, get_encoder
+from .errors import EncoderMismatch
+from .memory_format import check_memory_id, load_file, parse_document, to_document
+from .model import MemoryDoc
+from .store import Store
+from .transfer import export_memory, import_memory as _import_memory
+
+
+class Memory:
+    """One memory in a Neo4j database, addressed by its id."""
+
+    def __init__(self, memory_id: str, settings: Settings | None = None, store: Store | None = None,
+                 encoder: Encoder | None = None):
+        self.id = check_memory_id(memory_id)
+        self.store = store or Store(settings)
+        self.settings = self.store.settings
+        self._encoder = encoder
+
+    @property
+    def encoder(self) -> Encoder:
+        """The configured encoder, which must be the one this memory was built with."""
+        if self._encoder is None:
+            self._encoder = get_encoder(self.settings.encoder)
+        header = self.store.memory(self.id)
+        if header["encoder"] != self._encoder.name or header["dim"] != self._encoder.dim:
+            raise EncoderMismatch(
+                f"memory {self.id!r} was built with encoder {header['encoder']!r} "
+                f"({header['dim']}-d), not {self._encoder.name!r} ({self._encoder.dim}-d); "
+                "set TMEM_ENCODER to the memory's encoder")
+        return self._encoder
+
+    def export(self) -> dict:
+        """The whole memory as a `tmem-memory/1` document."""
+        return to_document(export_memory(self.store, self.id))
+
+    def stats(self) -> dict:
+        """Object counts, encoder and construction cost ledger."""
+        header = self.store.memory(self.id)
+        return {"memory_id": self.id, "encoder": header["encoder"], "dim": header["dim"],
+                "created_at": header["created_at"], **self.store.counts(self.id),
+                "ledger": header["ledger"]}
+
+    def drop(self) -> int:
+        """Delete this memory (and nothing else); return the number of nodes deleted."""
+        return self.store.drop(self.id)
+
+
+def import_memory(source: str | Path | dict | MemoryDoc, settings: Settings | None = None,
+                  replace: bool = False, store: Store | None = None,
+                  encoder: Encoder | None = None) -> tuple[Memory, list[str]]:
+    """Validate and load a `tmem-memory/1` document (path, dict or MemoryDoc), all or nothing.
+
+    Returns the memory and the validation warnings (unknown keys ignored, ...).
+    """
+    if isinstance(source, MemoryDoc):
+        doc, warnings = source, []
+    elif isinstance(source, dict):
+        doc, warnings = parse_document(source)
+    else:
+        doc, warnings = load_file(source)
+    store = store or Store(settings)
+    encoder = encoder or get_encoder(store.settings.encoder)
+    _import_memory(store, doc, encoder, replace=replace, batch_size=store.settings.encode_batch)
+    return Memory(doc.memory_id, store=store, encoder=encoder), warnings
+
+
+def list_memories(settings: Settings | None = None, store: Store | None = None) -> list[dict[str, Any]]:
+    """Every memory in the database with its object counts."""
+    return (store or Store(settings)).list_memories()
+
+
+def apply_schema(settings: Settings | None = None, store: Store | None = None,
+                 encoder: Encoder | None = None) -> list[str]:
+    """Apply the schema migrations for the configured encoder's dimension; wait for indexes."""
+    store = store or Store(settings)
+    encoder = encoder or get_encoder(store.settings.encoder)
+    return store.apply_schema(encoder.dim)
+
+
+def dumps(document: dict) -> str:
+    """A document as indented JSON text."""
+    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"

@@ -1,0 +1,223 @@
+"""The `tmem` command line: thin click wrappers over the library.
+
+Every `TmemError` becomes a one-line message on stderr and exit status 1.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from . import api
+from .config import Settings
+from .errors import TmemError, ValidationError
+from .store import Store
+
+
+def _friendly(fn):
+    """Turn library errors into one-line click errors (exit 1)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except ValidationError as exc:
+            raise click.ClickException(str(exc)) from None
+        except TmemError as exc:
+            raise click.ClickException(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+
+    return wrapper
+
+
+def _settings(ctx: click.Context) -> Settings:
+    return ctx.find_root().obj["settings"]
+
+
+def _store(ctx: click.Context) -> Store:
+    root = ctx.find_root().obj
+    if "store" not in root:
+        root["store"] = Store(root["settings"])
+        ctx.call_on_close(root["store"].close)
+    return root["store"]
+
+
+def _echo_json(obj) -> None:
+    click.echo(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
+
+
+@click.group()
+@click.option("--uri", envvar="NEO4J_URI", help="Bolt URI (default bolt://127.0.0.1:7687).")
+@click.option("--user", envvar="NEO4J_USER", help="Neo4j user (none for the local server).")
+@click.option("--password", envvar="NEO4J_PASSWORD", help="Neo4j password.")
+@click.option("--database", envvar="NEO4J_DATABASE", help="Neo4j database name.")
+@click.version_option(package_name="tmem-graph")
+@click.pass_context
+def main(ctx: click.Context, uri, user, password, database) -> None:
+    """tmem: T-Mem long-term conversational memory on Neo4j."""
+    try:
+        settings = Settings.from_env(uri=uri, user=user, password=password, database=database)
+    except TmemError as exc:
+        raise click.ClickException(str(exc)) from None
+    ctx.obj = {"settings": settings}
+
+
+# -- local database --------------------------------------------------------------------------
+@main.group()
+def db() -> None:
+    """Start, inspect and stop the local Neo4j server."""
+
+
+def _server(port: int | None, data_dir: Path | None):
+    from .server import LocalServer
+
+    kwargs = {"bolt_port": port} if port else {}
+    return LocalServer(data_dir, **kwargs)
+
+
+@db.command("start")
+@click.option("--port", type=int, help="Bolt port (default 7687).")
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where the server keeps its jars, data and logs.")
+@click.option("--timeout", type=float, default=180.0, show_default=True,
+              help="Seconds to wait for the server to accept Bolt.")
+@_friendly
+def db_start(port, data_dir, timeout) -> None:
+    """Start a local Neo4j Community server (provisioned on first use); print its URI."""
+    click.echo(_server(port, data_dir).start(timeout=timeout))
+
+
+@db.command("status")
+@click.option("--port", type=int, help="Bolt port (default 7687).")
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@_friendly
+def db_status(port, data_dir, as_json) -> None:
+    """Exit 0 if the local server runs, 3 if not."""
+    status = _server(port, data_dir).status()
+    if as_json:
+        _echo_json(status)
+    else:
+        state = f"running (pid {status['pid']}) at {status['uri']}" if status["running"] else "not running"
+        click.echo(f"local Neo4j {state}; data in {status['data_dir']}")
+    sys.exit(0 if status["running"] else 3)
+
+
+@db.command("stop")
+@click.option("--port", type=int, help="Bolt port (default 7687).")
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path))
+@_friendly
+def db_stop(port, data_dir) -> None:
+    """Stop the local server gracefully."""
+    was_running = _server(port, data_dir).stop()
+    click.echo("stopped" if was_running else "not running")
+
+
+# -- schema ----------------------------------------------------------------------------------
+@main.group()
+def schema() -> None:
+    """Manage the database schema (constraints and indexes)."""
+
+
+@schema.command("apply")
+@click.pass_context
+@_friendly
+def schema_apply(ctx) -> None:
+    """Apply the schema migrations (idempotent) and wait for indexes to come online."""
+    applied = api.apply_schema(store=_store(ctx))
+    click.echo(f"schema: {len(applied)} migrations applied, indexes online")
+
+
+# -- memories --------------------------------------------------------------------------------
+@main.command("import")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--replace", is_flag=True, help="Overwrite a memory with the same id.")
+@click.pass_context
+@_friendly
+def import_cmd(ctx, file, replace) -> None:
+    """Load a tmem-memory/1 document, all or nothing; print the memory id."""
+    memory, warnings = api.import_memory(file, replace=replace, store=_store(ctx))
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
+    click.echo(memory.id)
+
+
+@main.command("export")
+@click.argument("memory_id")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write to this file instead of stdout.")
+@click.pass_context
+@_friendly
+def export_cmd(ctx, memory_id, output) -> None:
+    """Write a memory as a tmem-memory/1 document."""
+    text = api.dumps(api.Memory(memory_id, store=_store(ctx)).export())
+    if output:
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise TmemError(f"{output}: cannot write ({exc.strerror})") from None
+    else:
+        click.echo(text, nl=False)
+
+
+@main.command("memories")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+@_friendly
+def memories_cmd(ctx, as_json) -> None:
+    """List memories with their object counts."""
+    rows = api.list_memories(store=_store(ctx))
+    if as_json:
+        _echo_json(rows)
+        return
+    if not rows:
+        click.echo("no memories")
+    for r in rows:
+        click.echo(f"{r['id']}\t{r['turns']} turns, {r['scenes']} scenes, {r['topics']} topics, "
+                   f"{r['items']} items, {r['triggers']} triggers, {r['personas']} personas")
+
+
+@main.command("stats")
+@click.argument("memory_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+@_friendly
+def stats_cmd(ctx, memory_id, as_json) -> None:
+    """Counts of a memory's objects and its construction cost ledger."""
+    stats = api.Memory(memory_id, store=_store(ctx)).stats()
+    if as_json:
+        _echo_json(stats)
+        return
+    click.echo(f"memory {stats['memory_id']} (encoder {stats['encoder']}, {stats['dim']}-d, "
+               f"created {stats['created_at']})")
+    for key in ("turns", "scenes", "topics", "items", "triggers", "personas"):
+        click.echo(f"  {key:<9}{stats[key]}")
+    for family, n in stats["trigger_families"].items():
+        click.echo(f"    {family:<9}{n}")
+    ledger = stats.get("ledger")
+    if ledger:
+        click.echo("  construction cost:")
+        for stage, row in ledger.items():
+            click.echo(f"    {stage:<10}{row.get('calls', 0)} calls, {row.get('prompt_tokens', 0)} "
+                       f"prompt + {row.get('completion_tokens', 0)} completion tokens, "
+                       f"{row.get('seconds', 0):.1f} s")
+
+
+@main.command("drop")
+@click.argument("memory_id")
+@click.option("--yes", is_flag=True, help="Confirm the deletion.")
+@click.pass_context
+@_friendly
+def drop_cmd(ctx, memory_id, yes) -> None:
+    """Delete one memory and nothing else."""
+    if not yes:
+        raise click.UsageError("dropping a memory deletes it for good; add --yes to confirm")
+    deleted = api.Memory(memory_id, store=_store(ctx)).drop()
+    click.echo(f"dropped {memory_id} ({deleted} nodes)")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

