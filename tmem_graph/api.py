@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
-from .config import Settings
+from .config import RetrievalSettings, Settings
 from .embeddings import Encoder, get_encoder
-from .errors import EncoderMismatch
+from .errors import EncoderMismatch, TmemError
 from .memory_format import check_memory_id, load_file, parse_document, to_document
 from .model import MemoryDoc
+from .retrieve.cascade import Cascade
+from .retrieve.results import Recall
 from .store import Store
 from .transfer import export_memory, import_memory as _import_memory
 
@@ -24,19 +27,41 @@ class Memory:
         self.store = store or Store(settings)
         self.settings = self.store.settings
         self._encoder = encoder
+        self._encoder_checked = False
 
     @property
     def encoder(self) -> Encoder:
         """The configured encoder, which must be the one this memory was built with."""
         if self._encoder is None:
             self._encoder = get_encoder(self.settings.encoder)
+        if self._encoder_checked:
+            return self._encoder
         header = self.store.memory(self.id)
         if header["encoder"] != self._encoder.name or header["dim"] != self._encoder.dim:
             raise EncoderMismatch(
                 f"memory {self.id!r} was built with encoder {header['encoder']!r} "
                 f"({header['dim']}-d), not {self._encoder.name!r} ({self._encoder.dim}-d); "
                 "set TMEM_ENCODER to the memory's encoder")
+        self._encoder_checked = True
         return self._encoder
+
+    def recall(self, query: str, speaker: str | None = None, without: Iterable[str] = (),
+               settings: RetrievalSettings | None = None) -> Recall:
+        """Evidence for `query`: ranked scenes with their turns, items, and persona.
+
+        `without` switches cascade components off (see `ABLATIONS`); `settings` overrides the
+        budgets and the trigger gate for this call.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise TmemError("the query is empty")
+        t0 = time.perf_counter()
+        vector = self.encoder.encode([query])[0]
+        encode_ms = (time.perf_counter() - t0) * 1000
+        result = Cascade(self.store, settings or self.settings.retrieval).recall(
+            self.id, query, vector, speaker=speaker, without=without)
+        result.timings_ms = {"encode": encode_ms, "cascade": result.timings_ms["total"],
+                             "total": encode_ms + result.timings_ms["total"]}
+        return result
 
     def export(self) -> dict:
         """The whole memory as a `tmem-memory/1` document."""

@@ -15,6 +15,7 @@ import click
 from . import api
 from .config import Settings
 from .errors import TmemError, ValidationError
+from .retrieve.results import ABLATIONS
 from .store import Store
 
 
@@ -217,6 +218,62 @@ def drop_cmd(ctx, memory_id, yes) -> None:
         raise click.UsageError("dropping a memory deletes it for good; add --yes to confirm")
     deleted = api.Memory(memory_id, store=_store(ctx)).drop()
     click.echo(f"dropped {memory_id} ({deleted} nodes)")
+
+
+# -- recall ----------------------------------------------------------------------------------
+def _without(value: str | None) -> list[str]:
+    return [w for w in (value or "").split(",") if w.strip()]
+
+
+@main.command("recall")
+@click.argument("memory_id")
+@click.argument("query")
+@click.option("--speaker", help="Who asks: their persona is attached (default: every speaker's).")
+@click.option("--without", help="Comma list of components to switch off: " + ", ".join(ABLATIONS) + ".")
+@click.option("--k-topics", type=int, help="Topics kept by the prefilter (kT).")
+@click.option("--k-scenes", type=int, help="Scenes returned (kS).")
+@click.option("--k-items", type=int, help="Items returned (kI).")
+@click.option("--r-triggers", type=int, help="Item triggers TrigRecall considers (R).")
+@click.option("--tau", type=float, help="TrigRecall's cosine gate.")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON object of the CLI contract.")
+@click.pass_context
+@_friendly
+def recall_cmd(ctx, memory_id, query, speaker, without, k_topics, k_scenes, k_items, r_triggers, tau,
+               as_json) -> None:
+    """Recall evidence for QUERY from a memory, and show why each piece came back."""
+    overrides = {"k_topics": k_topics, "k_scenes": k_scenes, "k_items": k_items,
+                 "r_trigger_items": r_triggers, "tau": tau}
+    for name, value in overrides.items():
+        if value is not None and value < 0:
+            raise click.BadParameter(f"{name} must not be negative")
+    settings = _settings(ctx).with_retrieval(**{k: v for k, v in overrides.items() if v is not None})
+    result = api.Memory(memory_id, store=_store(ctx)).recall(
+        query, speaker=speaker, without=_without(without), settings=settings.retrieval)
+    if as_json:
+        _echo_json(result.to_json())
+        return
+    click.echo(format_recall(result))
+
+
+def format_recall(result) -> str:
+    """A human-readable recall: each scene and item with the channels that reached it."""
+    lines = [f"query: {result.query}"]
+    for n, s in enumerate(result.scenes, 1):
+        ranks = ", ".join(f"{k} #{v}" for k, v in s.ranks.items())
+        lines.append(f"scene {n}. [{s.id}] {s.title or '(untitled)'} ({s.time or 'no time'})")
+        lines.append(f"   via {', '.join(s.via)}; ranks: {ranks}")
+        for t in s.turns[:3]:
+            lines.append(f"     {t['speaker']}: {t['text'][:100]}")
+        if len(s.turns) > 3:
+            lines.append(f"     … {len(s.turns) - 3} more turns")
+    for n, i in enumerate(result.items, 1):
+        ranks = ", ".join(f"{k} #{v}" for k, v in i.ranks.items())
+        lines.append(f"item {n}. [{i.id}] {i.text}")
+        lines.append(f"   via {', '.join(i.via)}; ranks: {ranks}")
+    for p in result.persona:
+        lines.append(f"persona {p['speaker']}: {p['summary']}")
+    lines.append(f"({result.timings_ms['total']:.1f} ms, of which encoding {result.timings_ms['encode']:.1f} ms)")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":  # pragma: no cover

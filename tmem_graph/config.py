@@ -21,6 +21,10 @@ class RetrievalSettings:
     r_trigger_items: int = 10
     tau: float = 0.45
     k0: int = 60
+    cue_k0: int = 30          # SceneCue fuses its three channels with k0 = 30 (reference code)
+    cue_top: int = 10         # scenes that SceneCue adds to the pool
+    candidates: int = 50      # depth of each channel's ranking before fusion
+    cue_in_fusion: bool = True  # SceneCue / TrigRecall rankings join the final RRF of their layer
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ from .queries import names, query
 WRITE_BATCH = 500
 VECTOR_INDEXES = ("topic_embedding", "scene_embedding", "scene_dialogue_embedding",
                   "item_embedding", "trigger_embedding")
-LABELS = ("Trigger", "Item", "Topic", "Scene", "Turn", "Persona")
+DELETE_QUERIES = ("store/delete_triggers", "store/delete_items", "store/delete_topics",
+                  "store/delete_scenes", "store/delete_turns", "store/delete_personas",
+                  "store/delete_memory")
 
 
 def ft_scope(kind: str, memory_id: str) -> str:
@@ -34,7 +36,8 @@ class Store:
         self.settings = settings or Settings.from_env()
         auth = (self.settings.user, self.settings.password or "") if self.settings.user else None
         try:
-            self._driver = GraphDatabase.driver(self.settings.uri, auth=auth)
+            self._driver = GraphDatabase.driver(self.settings.uri, auth=auth,
+                                                notifications_min_severity="OFF")
         except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
             raise DatabaseUnavailable(f"invalid Neo4j URI {self.settings.uri!r}: {exc}") from None
         self._checked = False
@@ -160,10 +163,7 @@ class Store:
 
     def delete_in(self, tx: neo4j.Transaction, memory_id: str) -> int:
         """Delete one memory's nodes inside `tx`; return how many were deleted."""
-        deleted = 0
-        for label in LABELS:
-            deleted += self.tx_run(tx, f"store/delete_{label.lower()}s", memory_id=memory_id)[0]["deleted"]
-        return deleted + self.tx_run(tx, "store/delete_memory", memory_id=memory_id)[0]["deleted"]
+        return sum(self.tx_run(tx, name, memory_id=memory_id)[0]["deleted"] for name in DELETE_QUERIES)
 
     def drop(self, memory_id: str) -> int:
         """Delete one memory and nothing else; return the number of nodes deleted."""

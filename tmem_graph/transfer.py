@@ -22,9 +22,11 @@ from .model import (
 from .store import Store, ft_scope
 
 
-def scene_text(scene: Scene) -> str:
-    """Text of a scene's descriptive embedding: title + summary (narrative if neither)."""
-    return " ".join(p for p in (scene.title, scene.summary) if p) or scene.narrative or ""
+def scene_text(scene: Scene, turns: dict[str, Turn]) -> str:
+    """Text of a scene's descriptive embedding: title, summary and narrative (the dialogue
+    when a scene has none of them)."""
+    return " ".join(p for p in (scene.title, scene.summary, scene.narrative) if p) or \
+        dialogue_text(scene, turns)
 
 
 def dialogue_text(scene: Scene, turns: dict[str, Turn]) -> str:
@@ -87,7 +89,7 @@ def _rows(memory: MemoryDoc, encoder: Encoder, batch_size: int) -> dict[str, lis
     """Parameter rows of every write query, with every text encoded in one pass."""
     batch = _Batch()
     turns = {t.id: t for t in memory.turns}
-    scene_vec = [(batch.add(scene_text(s)), batch.add(dialogue_text(s, turns))) for s in memory.scenes]
+    scene_vec = [(batch.add(scene_text(s, turns)), batch.add(dialogue_text(s, turns))) for s in memory.scenes]
     topic_vec = [batch.add(topic_text(t)) for t in memory.topics]
     item_vec = [batch.add(i.text) for i in memory.items]
     scene_views = [v for s in memory.scenes for v in trigger_views_of_scene(s)]
@@ -129,11 +131,11 @@ def _rows(memory: MemoryDoc, encoder: Encoder, batch_size: int) -> dict[str, lis
 def export_memory(store: Store, memory_id: str) -> MemoryDoc:
     """Read a whole memory back from the database."""
     header = store.memory(memory_id)
-    q = lambda name: store.run(f"store/export_{name}", memory_id=memory_id)  # noqa: E731
+    q = lambda name: store.run(name, memory_id=memory_id)  # noqa: E731
     scene_trig: dict[str, dict] = defaultdict(dict)
     horizon: dict[str, list] = defaultdict(list)
     item_trig: dict[str, dict[int, ItemTrigger]] = defaultdict(dict)
-    for v in q("triggers"):
+    for v in q("store/export_triggers"):
         if v["family"] == "scene":
             scene_trig[v["host_id"]][v["channel"]] = v["text"]
         elif v["family"] == "horizon":
@@ -145,13 +147,13 @@ def export_memory(store: Store, memory_id: str) -> MemoryDoc:
     return MemoryDoc(
         memory_id=memory_id,
         speakers=list(header["speakers"] or []),
-        turns=[Turn(**r) for r in q("turns")],
+        turns=[Turn(**r) for r in q("store/export_turns")],
         scenes=[Scene(**r, scene_trigger=scene_trig[r["id"]],
                       horizon=[h for _, h in sorted(horizon[r["id"]], key=lambda p: p[0])])
-                for r in q("scenes")],
+                for r in q("store/export_scenes")],
         topics=[Topic(id=r["id"], scene_ids=r["scene_ids"], title=r["title"],
-                      keywords=list(r["keywords"] or []), summary=r["summary"]) for r in q("topics")],
+                      keywords=list(r["keywords"] or []), summary=r["summary"]) for r in q("store/export_topics")],
         items=[Item(**r, triggers=[t for _, t in sorted(item_trig[r["id"]].items())])
-               for r in q("items")],
-        personas=[Persona(**r) for r in q("personas")],
+               for r in q("store/export_items")],
+        personas=[Persona(**r) for r in q("store/export_personas")],
     )

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The tests, from a fresh clone: installs everything, starts a throw-away local Neo4j on its
+# own port and data directory, runs the whole suite, and stops the server even on failure.
+# Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/unit -x`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/setup.sh
+export TMEM_HOME="$PWD/.tmem-test"
+BOLT=${TMEM_TEST_BOLT_PORT:-7688}
+HTTP=${TMEM_TEST_HTTP_PORT:-7475}
+export NEO4J_URI="bolt://127.0.0.1:$BOLT"
+unset NEO4J_USER NEO4J_PASSWORD NEO4J_DATABASE
+tmem db start --port "$BOLT" --http-port "$HTTP"
+trap 'tmem db stop --port "$BOLT" --http-port "$HTTP" >/dev/null || true' EXIT
+python -m pytest "$@"

@@ -1,0 +1,93 @@
+"""The `tmem` command as a real process: exit codes and one-line errors."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TMEM = [sys.executable, "-m", "tmem_graph.cli"]
+
+
+def tmem(*args, env=None, input=None):
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(TMEM + list(args), capture_output=True, text=True, env=full_env,
+                          input=input, timeout=300)
+
+
+def one_line_error(result) -> str:
+    assert "Traceback" not in result.stderr
+    lines = [l for l in result.stderr.splitlines() if l.strip() and not l.startswith("warning:")]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_database_down_is_a_one_line_error_naming_the_uri():
+    result = tmem("--uri", "bolt://127.0.0.1:1", "memories")
+    assert result.returncode == 1
+    line = one_line_error(result)
+    assert "bolt://127.0.0.1:1" in line and "tmem db start" in line
+
+
+def test_missing_file(tmp_path, store):
+    result = tmem("import", str(tmp_path / "nope.json"))
+    assert result.returncode == 1
+    assert "nope.json: no such file" in one_line_error(result)
+
+
+def test_invalid_json(tmp_path, store):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "tmem-memory/1", "memory_id": ')
+    result = tmem("import", str(bad))
+    assert result.returncode == 1
+    assert "invalid JSON at line 1" in one_line_error(result)
+
+
+def test_invalid_document_names_the_object(tmp_path, store, team_doc):
+    team_doc["items"][0]["scene_ids"] = ["s99"]
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(team_doc))
+    result = tmem("import", str(path))
+    assert result.returncode == 1
+    assert 'items[0].scene_ids[0]: no scene "s99"' in one_line_error(result)
+
+
+def test_unknown_memory_and_usage_errors(store):
+    result = tmem("stats", "no-such-memory-xyz")
+    assert result.returncode == 1
+    assert "no memory 'no-such-memory-xyz'" in one_line_error(result)
+    assert tmem("drop", "whatever").returncode == 2  # --yes missing
+    assert tmem("export").returncode == 2  # argument missing
+
+
+def test_import_export_stats_memories_drop(tmp_path, store, new_id, team_doc):
+    memory_id = team_doc["memory_id"] = new_id("cli")
+    team_doc["extra"] = 1
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps(team_doc))
+    result = tmem("import", str(src))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == memory_id
+    assert "warning: document: unknown key 'extra' ignored" in result.stderr
+
+    again = tmem("import", str(src))
+    assert again.returncode == 1 and "already exists" in one_line_error(again)
+
+    out = tmp_path / "out.json"
+    assert tmem("export", memory_id, "-o", str(out)).returncode == 0
+    exported = json.loads(out.read_text())
+    assert exported["items"][4]["scene_ids"] == ["s3", "s1"]
+    stdout_export = tmem("export", memory_id)
+    assert json.loads(stdout_export.stdout) == exported
+
+    stats = json.loads(tmem("stats", memory_id, "--json").stdout)
+    assert (stats["turns"], stats["scenes"], stats["topics"], stats["items"], stats["triggers"],
+            stats["personas"]) == (15, 4, 3, 6, 31, 2)
+    listed = json.loads(tmem("memories", "--json").stdout)
+    assert memory_id in [m["id"] for m in listed]
+
+    dropped = tmem("drop", memory_id, "--yes")
+    assert dropped.returncode == 0, dropped.stderr
+    assert memory_id not in [m["id"] for m in json.loads(tmem("memories", "--json").stdout)]

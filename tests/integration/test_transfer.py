@@ -1,0 +1,124 @@
+"""Whole memories in and out of the real Neo4j: round-trip, all-or-nothing, isolation, drop."""
+
+import copy
+
+import pytest
+
+from benchmarks.synthetic import synthetic_memory
+from tests.cases import BROKEN, mutate
+from tests.integration.conftest import node_count
+from tmem_graph import api
+from tmem_graph.errors import MemoryExists, MemoryNotFound, ValidationError
+from tmem_graph.memory_format import parse_document, to_document
+
+
+def load(store, encoder, doc, replace=False):
+    return api.import_memory(doc, store=store, encoder=encoder, replace=replace)[0]
+
+
+def test_export_import_export_round_trip(store, encoder, new_id, team_doc):
+    team_doc["memory_id"] = new_id("rt")
+    first = load(store, encoder, team_doc).export()
+    assert first == to_document(parse_document(team_doc)[0])  # nothing lost or reordered
+    first_again = copy.deepcopy(first)
+    first_again["memory_id"] = new_id("rt2")
+    second = load(store, encoder, first_again).export()
+    assert {**second, "memory_id": first["memory_id"]} == first
+
+
+def test_round_trip_of_a_larger_synthetic_memory(store, encoder, new_id):
+    doc = synthetic_memory(new_id("syn"), n_items=300, n_scenes=40)
+    exported = load(store, encoder, doc).export()
+    assert exported == to_document(parse_document(doc)[0])
+
+
+def test_graph_shape_and_embeddings(store, encoder, new_id, team_doc):
+    memory_id = team_doc["memory_id"] = new_id("shape")
+    load(store, encoder, team_doc)
+    with store.session() as s:
+        row = s.run(
+            "MATCH (m:Memory {id: $m}) "
+            "RETURN m.encoder AS enc, m.dim AS dim, "
+            "COUNT { MATCH (:Scene {memory_id: $m})-[:NEXT]->(:Scene) } AS next, "
+            "COUNT { MATCH (:Scene {memory_id: $m})-[:HAS_TURN]->(:Turn) } AS has_turn, "
+            "COUNT { MATCH (:Topic {memory_id: $m})-[:HAS_SCENE]->(:Scene) } AS has_scene, "
+            "COUNT { MATCH (:Scene {memory_id: $m})-[:HAS_ITEM]->(:Item) } AS has_item, "
+            "COUNT { MATCH (:Trigger {memory_id: $m})-[:TRIGGERS]->() } AS triggers, "
+            "COUNT { MATCH (n {memory_id: $m}) WHERE (n:Topic OR n:Scene OR n:Item OR n:Trigger) "
+            "        AND size(n.embedding) <> $dim } AS bad_vectors",
+            m=memory_id, dim=encoder.dim).single().data()
+    assert row == {"enc": encoder.name, "dim": encoder.dim, "next": 3, "has_turn": 15,
+                   "has_scene": 5, "has_item": 7, "triggers": 31, "bad_vectors": 0}
+    counts = store.counts(memory_id)
+    assert counts["trigger_families"] == {"horizon": 5, "item": 16, "scene": 10}
+
+
+@pytest.mark.parametrize("path, value, expected", BROKEN)
+def test_broken_documents_are_rejected_and_nothing_is_written(store, encoder, new_id, team_doc,
+                                                              path, value, expected):
+    memory_id = team_doc["memory_id"] = new_id("broken")
+    mutate(team_doc, path, value)
+    with pytest.raises(ValidationError) as info:
+        load(store, encoder, team_doc)
+    assert any(p.startswith(expected) for p in info.value.problems)
+    assert node_count(store, memory_id) == 0
+
+
+def test_a_failure_inside_the_transaction_writes_nothing(store, encoder, new_id, team_doc, monkeypatch):
+    memory_id = team_doc["memory_id"] = new_id("atomic")
+    real = store.tx_batches
+
+    def fail_on_items(tx, name, rows, **params):
+        if name == "store/items_merge":
+            raise RuntimeError("simulated crash half-way through the import")
+        return real(tx, name, rows, **params)
+
+    monkeypatch.setattr(store, "tx_batches", fail_on_items)
+    with pytest.raises(RuntimeError):
+        load(store, encoder, team_doc)
+    assert node_count(store, memory_id) == 0
+
+
+def test_existing_memory_is_refused_unless_replaced_and_replace_is_idempotent(store, encoder, new_id,
+                                                                              team_doc):
+    memory_id = team_doc["memory_id"] = new_id("dup")
+    load(store, encoder, team_doc)
+    before = node_count(store, memory_id)
+    with pytest.raises(MemoryExists):
+        load(store, encoder, team_doc)
+    team_doc["items"][0]["text"] = "Priya is allergic to shellfish."
+    memory = load(store, encoder, team_doc, replace=True)
+    assert node_count(store, memory_id) == before
+    assert memory.export()["items"][0]["text"] == "Priya is allergic to shellfish."
+
+
+def test_two_memories_never_see_each_other(store, encoder, new_id, team_doc):
+    a_id, b_id = new_id("a"), new_id("b")
+    a_doc = copy.deepcopy(team_doc)
+    a_doc["memory_id"] = a_id
+    b_doc = copy.deepcopy(team_doc)  # the very same object ids in another memory
+    b_doc["memory_id"] = b_id
+    b_doc["turns"][0]["text"] = "Completely different text in memory B."
+    a = load(store, encoder, a_doc)
+    b = load(store, encoder, b_doc)
+    assert a.export()["turns"][0]["text"] == team_doc["turns"][0]["text"]
+    assert b.export()["turns"][0]["text"] == "Completely different text in memory B."
+    assert store.counts(a_id) == store.counts(b_id)
+    with store.session() as s:
+        crossing = s.run("MATCH (x {memory_id: $a})-[]-(y) WHERE y.memory_id IS NOT NULL AND "
+                         "y.memory_id <> $a RETURN count(*) AS c", a=a_id).single()["c"]
+    assert crossing == 0
+
+
+def test_drop_removes_one_memory_only(store, encoder, new_id, team_doc):
+    keep_id, gone_id = new_id("keep"), new_id("gone")
+    load(store, encoder, {**team_doc, "memory_id": keep_id})
+    load(store, encoder, {**team_doc, "memory_id": gone_id})
+    kept = node_count(store, keep_id)
+    assert api.Memory(gone_id, store=store).drop() == kept
+    assert node_count(store, gone_id) == 0
+    assert node_count(store, keep_id) == kept
+    with pytest.raises(MemoryNotFound):
+        api.Memory(gone_id, store=store).export()
+    listed = {r["id"]: r for r in api.list_memories(store=store)}
+    assert gone_id not in listed and listed[keep_id]["items"] == 6

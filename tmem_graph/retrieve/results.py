@@ -1,0 +1,54 @@
+"""Typed results of a recall, with `via` and per-channel ranks for every object."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+ABLATIONS = ("scene_layer", "item_channel", "entity_bridge", "persona", "topic_filter",
+             "scene_trigger", "horizon")
+
+
+@dataclass
+class RecalledScene:
+    id: str
+    title: str | None
+    time: str | None
+    score: float
+    via: list[str]
+    ranks: dict[str, int]
+    turns: list[dict]
+    summary: str | None = None
+    narrative: str | None = None
+
+
+@dataclass
+class RecalledItem:
+    id: str
+    text: str
+    kind: str
+    scene_ids: list[str]
+    score: float
+    via: list[str]
+    ranks: dict[str, int]
+    time: str | None = None
+
+
+@dataclass
+class Recall:
+    memory_id: str
+    query: str
+    scenes: list[RecalledScene] = field(default_factory=list)
+    items: list[RecalledItem] = field(default_factory=list)
+    persona: list[dict] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        """The `tmem recall --json` object of shared/spec/cli.md (plus `ranks`, `summary`)."""
+        return {
+            "memory_id": self.memory_id,
+            "query": self.query,
+            "scenes": [asdict(s) for s in self.scenes],
+            "items": [asdict(i) for i in self.items],
+            "persona": list(self.persona),
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+        }
