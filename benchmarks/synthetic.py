@@ -13,9 +13,11 @@ import random
 PEOPLE = ["Ana", "Ben", "Chloé", "Dev", "Eitan", "Fatima", "Goro", "Hana", "Ivan", "Jo"]
 PLACES = ["Lisbon", "the lake", "the office", "Kyoto", "the gym", "a bakery", "the park",
           "the museum", "grandma's house", "the clinic", "a jazz bar", "the station"]
-THINGS = ["a guitar", "a new job", "a marathon", "sourdough bread", "a rescue dog", "a wedding",
-          "a book club", "a broken bike", "pottery class", "a camping trip", "a promotion",
-          "a seafood allergy", "a sprained ankle", "a painting", "a road trip", "chess lessons"]
+# Deliberately disjoint from the hand-written test memory (examples/team-dinner.json), which
+# tests graft onto these documents as the needles among synthetic hay.
+THINGS = ["a guitar", "a new job", "a chess tournament", "sourdough bread", "a vintage camera",
+          "a wedding", "a book club", "a broken bike", "pottery class", "a camping trip",
+          "a promotion", "a leaking roof", "a tax return", "a painting", "a road trip", "a sailing course"]
 FEELINGS = ["excited", "anxious", "proud", "tired", "relieved", "nostalgic", "curious", "upset"]
 VERBS = ["talked about", "planned", "worried about", "celebrated", "asked advice on",
          "remembered", "complained about", "made progress on"]
@@ -77,3 +79,19 @@ def synthetic_memory(memory_id: str, n_items: int, n_scenes: int | None = None,
                 for p in speakers]
     return {"format": "tmem-memory/1", "memory_id": memory_id, "speakers": speakers, "turns": turns,
             "scenes": scenes, "topics": topics, "items": items, "personas": personas}
+
+
+def graft(base: dict, extra: dict, prefix: str) -> dict:
+    """`base` with every object of `extra` added, ids prefixed with `prefix` (a new document)."""
+    p = lambda ids: [prefix + i for i in ids]  # noqa: E731
+    out = {**base, "speakers": list(dict.fromkeys(base["speakers"] + extra["speakers"]))}
+    out["turns"] = base["turns"] + [{**t, "id": prefix + t["id"]} for t in extra["turns"]]
+    out["scenes"] = base["scenes"] + [{**s, "id": prefix + s["id"], "turn_ids": p(s["turn_ids"])}
+                                      for s in extra["scenes"]]
+    out["topics"] = base["topics"] + [{**t, "id": prefix + t["id"], "scene_ids": p(t["scene_ids"])}
+                                      for t in extra["topics"]]
+    out["items"] = base["items"] + [{**i, "id": prefix + i["id"], "scene_ids": p(i["scene_ids"])}
+                                    for i in extra["items"]]
+    known = {x["speaker"] for x in base["personas"]}
+    out["personas"] = base["personas"] + [x for x in extra["personas"] if x["speaker"] not in known]
+    return out

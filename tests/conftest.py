@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "examples"
 
 
-def load_fixture(name: str = "team_dinner.json") -> dict:
+def load_fixture(name: str = "team-dinner.json") -> dict:
     return json.loads((DATA / name).read_text(encoding="utf-8"))
 
 

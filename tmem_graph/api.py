@@ -57,8 +57,11 @@ class Memory:
         t0 = time.perf_counter()
         vector = self.encoder.encode([query])[0]
         encode_ms = (time.perf_counter() - t0) * 1000
-        result = Cascade(self.store, settings or self.settings.retrieval).recall(
-            self.id, query, vector, speaker=speaker, without=without)
+        cascade = Cascade(self.store, settings or self.settings.retrieval)
+        try:
+            result = cascade.recall(self.id, query, vector, speaker=speaker, without=without)
+        finally:
+            cascade.close()
         result.timings_ms = {"encode": encode_ms, "cascade": result.timings_ms["total"],
                              "total": encode_ms + result.timings_ms["total"]}
         return result

@@ -72,33 +72,42 @@ def db() -> None:
     """Start, inspect and stop the local Neo4j server."""
 
 
-def _server(port: int | None, data_dir: Path | None):
+def _server(port: int | None, data_dir: Path | None, http_port: int | None = None):
     from .server import LocalServer
 
     kwargs = {"bolt_port": port} if port else {}
+    if http_port is not None:
+        kwargs["http_port"] = http_port or None
     return LocalServer(data_dir, **kwargs)
 
 
+def _server_options(fn):
+    """--port, --http-port and --data-dir, shared by the db commands."""
+    fn = click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path),
+                      help="Where the server keeps its jars, data and logs "
+                           "(default $TMEM_HOME or ~/.local/share/tmem-graph).")(fn)
+    fn = click.option("--http-port", type=int,
+                      help="HTTP port for Neo4j Browser (default 7474; 0 turns HTTP off).")(fn)
+    return click.option("--port", type=int, help="Bolt port (default 7687).")(fn)
+
+
 @db.command("start")
-@click.option("--port", type=int, help="Bolt port (default 7687).")
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Where the server keeps its jars, data and logs.")
+@_server_options
 @click.option("--timeout", type=float, default=180.0, show_default=True,
               help="Seconds to wait for the server to accept Bolt.")
 @_friendly
-def db_start(port, data_dir, timeout) -> None:
+def db_start(port, http_port, data_dir, timeout) -> None:
     """Start a local Neo4j Community server (provisioned on first use); print its URI."""
-    click.echo(_server(port, data_dir).start(timeout=timeout))
+    click.echo(_server(port, data_dir, http_port).start(timeout=timeout))
 
 
 @db.command("status")
-@click.option("--port", type=int, help="Bolt port (default 7687).")
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path))
+@_server_options
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @_friendly
-def db_status(port, data_dir, as_json) -> None:
+def db_status(port, http_port, data_dir, as_json) -> None:
     """Exit 0 if the local server runs, 3 if not."""
-    status = _server(port, data_dir).status()
+    status = _server(port, data_dir, http_port).status()
     if as_json:
         _echo_json(status)
     else:
@@ -108,12 +117,11 @@ def db_status(port, data_dir, as_json) -> None:
 
 
 @db.command("stop")
-@click.option("--port", type=int, help="Bolt port (default 7687).")
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path))
+@_server_options
 @_friendly
-def db_stop(port, data_dir) -> None:
+def db_stop(port, http_port, data_dir) -> None:
     """Stop the local server gracefully."""
-    was_running = _server(port, data_dir).stop()
+    was_running = _server(port, data_dir, http_port).stop()
     click.echo("stopped" if was_running else "not running")
 
 

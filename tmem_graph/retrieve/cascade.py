@@ -1,19 +1,23 @@
 """The T-Mem retrieval cascade: topic prefilter → scene selection (with SceneCue) → items
 (with TrigRecall) → persona. Each step is a named Cypher query; fusion is RRF in Python.
 
+The independent rankings of the first step run concurrently (one session each), so a
+recall costs three round trips to the database: rankings, scene pool, then scene details
+together with the item pool.
+
 Deviation from the reference code, on purpose: it reorders each fused pool with a
 cross-encoder reranker that no offline package provides here. Without one, scenes and items
 reached only through triggers would have no lexical score and sink under BM25 (see
 shared/docs/baselines.md), so the SceneCue ranking and the TrigRecall ranking take part in
-the final RRF of their layer as one more list ("cue" and "trigger").
+the final RRF of their layer as one more list ("cue" and "trigger"); `cue_in_fusion=False`
+gives the reference behaviour.
 """
 
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Iterable
-
-import neo4j
 
 from ..config import RetrievalSettings
 from ..errors import TmemError
@@ -26,6 +30,7 @@ from .results import ABLATIONS, Recall, RecalledItem, RecalledScene
 TOPIC_FIELDS = {"title": 2.0, "keywords_text": 1.0, "summary": 1.0}
 SCENE_FIELDS = {"title": 3.0, "summary": 2.0, "narrative": 1.0, "text": 1.0}
 ITEM_FIELDS = {"text": 1.0}
+CUE_CHANNELS = ("dialogue", "scene_trigger", "horizon")
 VIEW_VIA = {"concept": "entity", "bridge": "bridge", "joint": "joint"}
 
 
@@ -50,160 +55,164 @@ def _add(via: dict[str, list[str]], ids: Iterable[str], channel: str) -> None:
             channels.append(channel)
 
 
-class _Run:
-    """One recall: the memory, the query, its vector and an open session."""
-
-    def __init__(self, session: neo4j.Session, memory_id: str, text: str, vector: list[float]):
-        self.session, self.memory_id, self.text, self.vector = session, memory_id, text, vector
-
-    def q(self, name: str, **params) -> list[dict]:
-        params = {"memory_id": self.memory_id, **params}
-        return [r.data() for r in self.session.run(cypher(name), params)]
-
-    def lexical(self, kind: str, fields: dict[str, float], limit: int) -> list[str]:
-        lucene = scoped_query(ft_scope(kind, self.memory_id), fields, self.text)
-        return [] if lucene is None else [r["id"] for r in self.q("retrieve/fulltext", lucene=lucene, limit=limit)]
-
-    def dense(self, name: str, limit: int) -> list[str]:
-        return [r["id"] for r in self.q(name, vector=self.vector, limit=limit)]
-
-    def cosines(self, name: str, ids: list[str]) -> dict[str, float]:
-        """Exact cosine of the query for each id, best first."""
-        if not ids:
-            return {}
-        return {r["id"]: cosine(r["score"]) for r in self.q(name, ids=ids, vector=self.vector)}
-
-    def trigger_views(self, family: str, limit: int) -> list[dict]:
-        rows = self.q("retrieve/triggers_dense", vector=self.vector, family=family, limit=limit)
-        for r in rows:
-            r["cos"] = cosine(r["score"])
-        return rows
-
-
-def best_per_host(views: list[dict]) -> list[str]:
-    """Hosts ranked by their best view (views arrive best first)."""
+def hosts_by_best_view(views: list[dict]) -> list[str]:
+    """Host ids ranked by their best trigger view (views arrive best first)."""
     return list(dict.fromkeys(v["host_id"] for v in views))
 
 
 class Cascade:
     """Runs recalls against one database with one set of retrieval settings."""
 
-    def __init__(self, store, settings: RetrievalSettings):
+    def __init__(self, store, settings: RetrievalSettings, workers: int = 6):
         self.store = store
         self.cfg = settings
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tmem-recall")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False)
+
+    def _run(self, name: str, params: dict) -> list[dict]:
+        with self.store.session() as s:
+            return [r.data() for r in s.run(cypher(name), params)]
 
     def recall(self, memory_id: str, query: str, vector: list[float], speaker: str | None = None,
                without: Iterable[str] = ()) -> Recall:
         """Evidence for `query` from one memory; `without` switches components off."""
         off = check_ablations(without)
-        result = Recall(memory_id, query)
+        cfg = self.cfg
         t0 = time.perf_counter()
-        with self.store.session() as session:
-            run = _Run(session, memory_id, query, vector)
-            scenes: list[RecalledScene] = []
-            if "scene_layer" not in off:
-                scenes = self._scenes(run, off)
-                result.scenes = scenes
-            if "item_channel" not in off:
-                result.items = self._items(run, off, [s.id for s in scenes])
-            if "persona" not in off:
-                result.persona = run.q("retrieve/personas", speaker=speaker)
+        jobs: dict[str, Future] = {}
+
+        def submit(key: str, name: str, **params) -> None:
+            jobs[key] = self._pool.submit(self._run, name, {"memory_id": memory_id, **params})
+
+        def lexical(key: str, kind: str, fields: dict[str, float]) -> None:
+            lucene = scoped_query(ft_scope(kind, memory_id), fields, query)
+            if lucene is not None:
+                submit(key, "retrieve/fulltext", lucene=lucene, limit=cfg.candidates)
+
+        scenes_on, items_on = "scene_layer" not in off, "item_channel" not in off
+        dense = {"vector": vector, "limit": cfg.candidates}
+        if scenes_on:
+            if "topic_filter" not in off:
+                lexical("topic_bm25", "topic", TOPIC_FIELDS)
+                submit("topic_dense", "retrieve/topics_dense", **dense)
+            else:
+                submit("scene_dense", "retrieve/scenes_dense", **dense)
+            lexical("scene_bm25", "scene", SCENE_FIELDS)
+            submit("dialogue", "retrieve/scenes_dialogue_dense", **dense)
+            if "scene_trigger" not in off:
+                submit("scene_trigger", "retrieve/triggers_dense", vector=vector, family="scene",
+                       limit=4 * cfg.candidates)
+            if "horizon" not in off:
+                submit("horizon", "retrieve/triggers_dense", vector=vector, family="horizon",
+                       limit=5 * cfg.candidates)
+        if items_on:
+            lexical("item_bm25", "item", ITEM_FIELDS)
+            if not scenes_on:
+                submit("item_dense", "retrieve/items_dense", **dense)
+            if "entity_bridge" not in off:
+                submit("item_views", "retrieve/triggers_dense", vector=vector, family="item",
+                       limit=3 * cfg.r_trigger_items + cfg.candidates)
+        if "persona" not in off:
+            submit("persona", "retrieve/personas", speaker=speaker)
+        got = {key: job.result() for key, job in jobs.items()}
+        ids = lambda key: [r["id"] for r in got.get(key, [])]  # noqa: E731
+
+        result = Recall(memory_id, query, persona=got.get("persona", []))
+        scene_ids: list[str] = []
+        if scenes_on:
+            result.scenes = self._select_scenes(memory_id, vector, off, got, ids)
+            scene_ids = [s.id for s in result.scenes]
+        if items_on:
+            flat = {} if scenes_on else {"bm25": ids("item_bm25"), "dense": ids("item_dense")}
+            result.items = self._select_items(memory_id, vector, scene_ids, got, ids, flat)
+        if scenes_on and result.scenes:
+            rows = {r["id"]: r for r in self._run("retrieve/scenes_fetch",
+                                                  {"memory_id": memory_id, "ids": scene_ids})}
+            for s in result.scenes:
+                row = rows[s.id]
+                s.title, s.time, s.turns = row["title"], row["time"], row["turns"]
+                s.summary, s.narrative = row["summary"], row["narrative"]
+        if not scenes_on:
+            result.scenes = []
         result.timings_ms["total"] = (time.perf_counter() - t0) * 1000
         return result
 
     # -- scene layer ---------------------------------------------------------------------------
-    def _scenes(self, run: _Run, off: frozenset[str]) -> list[RecalledScene]:
+    def _select_scenes(self, memory_id, vector, off, got, ids) -> list[RecalledScene]:
         cfg = self.cfg
         via: dict[str, list[str]] = {}
-        rankings: dict[str, list[str]] = {}
+        topic_ids: list[str] = []
         if "topic_filter" not in off:
-            topics = rrf({"bm25": run.lexical("topic", TOPIC_FIELDS, cfg.candidates),
-                          "dense": run.dense("retrieve/topics_dense", cfg.candidates)}, cfg.k0)
+            topics = rrf({"bm25": ids("topic_bm25"), "dense": ids("topic_dense")}, cfg.k0)
             topic_ids = [t for t, _ in topics[:cfg.k_topics]]
-            if topic_ids:
-                _add(via, [r["id"] for r in run.q("retrieve/topic_scenes", topic_ids=topic_ids)], "topic")
         else:  # no topic gate: the lexical and dense rankings over all scenes fill the pool
-            _add(via, run.lexical("scene", SCENE_FIELDS, cfg.candidates), "bm25")
-            _add(via, run.dense("retrieve/scenes_dense", cfg.candidates), "dense")
+            _add(via, ids("scene_bm25"), "bm25")
+            _add(via, ids("scene_dense"), "dense")
 
-        cue = self._scene_cue(run, off, rankings)
-        for channel in ("dialogue", "scene_trigger", "horizon"):
-            top = set(rankings.get(channel, [])[:cfg.cue_top])
-            _add(via, [s for s in cue if s in top], channel)
-        for s in cue:  # reached by the fused cue only: credit its best channel
-            if s not in via or not set(via[s]) & {"dialogue", "scene_trigger", "horizon"}:
-                best = min(ranks_of(s, {c: rankings.get(c, []) for c in ("dialogue", "scene_trigger", "horizon")}).items(),
-                           key=lambda kv: kv[1])[0]
-                _add(via, [s], best)
-        pool = list(via)
-        if not pool:
-            return []
-        bm25 = [s for s in run.lexical("scene", SCENE_FIELDS, max(cfg.candidates, 4 * len(pool))) if s in via]
-        dense = list(run.cosines("retrieve/scenes_cosine", pool))
-        final_lists = {"bm25": bm25, "dense": dense}
+        cue_lists = {"dialogue": ids("dialogue")}
+        for channel in ("scene_trigger", "horizon"):
+            if channel in got:
+                cue_lists[channel] = hosts_by_best_view(got[channel])
+        cue = [s for s, _ in rrf(cue_lists, cfg.cue_k0)[:cfg.cue_top]]
+        for s in cue:  # credit each channel that ranks it within the cue budget, else its best one
+            ranks = ranks_of(s, cue_lists)
+            strong = [c for c, r in ranks.items() if r <= cfg.cue_top]
+            for channel in strong or [min(ranks, key=ranks.get)]:
+                _add(via, [s], channel)
+
+        rows = self._run("retrieve/scene_pool", {"memory_id": memory_id, "topic_ids": topic_ids,
+                                                 "ids": list(via), "vector": vector})
+        for r in rows:
+            if r["by_topic"]:
+                via.setdefault(r["id"], []).insert(0, "topic")
+        final = {"bm25": [s for s in ids("scene_bm25") if s in via], "dense": [r["id"] for r in rows]}
         if cue and cfg.cue_in_fusion:
-            final_lists["cue"] = cue
-        fused = rrf(final_lists, cfg.k0)[:cfg.k_scenes]
-        rankings.update(final_lists)
-        rows = {r["id"]: r for r in run.q("retrieve/scenes_fetch", ids=[s for s, _ in fused])}
-        return [RecalledScene(id=s, title=rows[s]["title"], time=rows[s]["time"], score=score, via=via[s],
-                              ranks=ranks_of(s, rankings), turns=rows[s]["turns"],
-                              summary=rows[s]["summary"], narrative=rows[s]["narrative"])
-                for s, score in fused]
-
-    def _scene_cue(self, run: _Run, off: frozenset[str], rankings: dict[str, list[str]]) -> list[str]:
-        """SceneCue: RRF (k0 = cue_k0) of dialogue, Scene-trigger and Horizon rankings; top cue_top."""
-        cfg = self.cfg
-        rankings["dialogue"] = run.dense("retrieve/scenes_dialogue_dense", cfg.candidates)
-        if "scene_trigger" not in off:
-            rankings["scene_trigger"] = best_per_host(run.trigger_views("scene", 4 * cfg.candidates))
-        if "horizon" not in off:
-            rankings["horizon"] = best_per_host(run.trigger_views("horizon", 5 * cfg.candidates))
-        return [s for s, _ in rrf(rankings, cfg.cue_k0)[:cfg.cue_top]]
+            final["cue"] = cue
+        rankings = {**cue_lists, **final}
+        return [RecalledScene(id=s, title=None, time=None, score=score, via=via[s],
+                              ranks=ranks_of(s, rankings), turns=[])
+                for s, score in rrf(final, cfg.k0)[:cfg.k_scenes]]
 
     # -- item layer ----------------------------------------------------------------------------
-    def _items(self, run: _Run, off: frozenset[str], scene_ids: list[str]) -> list[RecalledItem]:
+    def _select_items(self, memory_id, vector, scene_ids, got, ids, flat) -> list[RecalledItem]:
         cfg = self.cfg
         via: dict[str, list[str]] = {}
-        if "scene_layer" in off:  # no scenes to expand: flat lexical + dense over all items
-            _add(via, run.lexical("item", ITEM_FIELDS, cfg.candidates), "bm25")
-            _add(via, run.dense("retrieve/items_dense", cfg.candidates), "dense")
-        elif scene_ids:
-            _add(via, [r["id"] for r in run.q("retrieve/scene_items", scene_ids=scene_ids)], "scene")
-        trigger_ranking: list[str] = []
-        if "entity_bridge" not in off:
-            trigger_ranking = self._trig_recall(run, via)
-        pool = list(via)
-        if not pool:
+        for channel, ranking in flat.items():
+            _add(via, ranking, channel)
+        trigger_ranking = self._trig_recall(got.get("item_views", []), via)
+        rows = self._run("retrieve/item_pool", {"memory_id": memory_id, "scene_ids": scene_ids,
+                                                "ids": list(via), "vector": vector})
+        if not rows:
             return []
-        lists = {"bm25": [i for i in run.lexical("item", ITEM_FIELDS, max(cfg.candidates, 4 * len(pool)))
-                          if i in via],
-                 "dense": list(run.cosines("retrieve/items_cosine", pool))}
+        for r in rows:
+            if r["by_scene"]:
+                via.setdefault(r["id"], []).insert(0, "scene")
+        final = {"bm25": [i for i in ids("item_bm25") if i in via], "dense": [r["id"] for r in rows]}
         if trigger_ranking and cfg.cue_in_fusion:
-            lists["trigger"] = trigger_ranking
-        fused = rrf(lists, cfg.k0)[:cfg.k_items]
-        rows = {r["id"]: r for r in run.q("retrieve/items_fetch", ids=[i for i, _ in fused])}
-        return [RecalledItem(id=i, text=rows[i]["text"], kind=rows[i]["kind"], scene_ids=rows[i]["scene_ids"],
-                             score=score, via=via[i], ranks=ranks_of(i, lists), time=rows[i]["time"])
-                for i, score in fused]
+            final["trigger"] = trigger_ranking
+        info = {r["id"]: r for r in rows}
+        return [RecalledItem(id=i, text=info[i]["text"], kind=info[i]["kind"],
+                             scene_ids=info[i]["scene_ids"], score=score, via=via[i],
+                             ranks=ranks_of(i, final), time=info[i]["time"])
+                for i, score in rrf(final, cfg.k0)[:cfg.k_items]]
 
-    def _trig_recall(self, run: _Run, via: dict[str, list[str]]) -> list[str]:
-        """TrigRecall: the R best item triggers (best view each), gated at cosine τ; their items."""
+    def _trig_recall(self, views: list[dict], via: dict[str, list[str]]) -> list[str]:
+        """TrigRecall: the R best item triggers (each scored by its best view), gated at
+        cosine τ; returns their items, best first, and records the views that passed."""
         cfg = self.cfg
         best: dict[tuple[str, int], float] = {}
-        channels: dict[tuple[str, int], list[str]] = {}
-        for v in run.trigger_views("item", 3 * cfg.r_trigger_items + cfg.candidates):
-            key = (v["host_id"], v["position"])
-            best.setdefault(key, v["cos"])
-            if v["cos"] >= cfg.tau:
-                channels.setdefault(key, []).append(VIEW_VIA[v["channel"]])
-        top = sorted(best, key=lambda k: -best[k])[:cfg.r_trigger_items]
-        ranking = []
-        for key in top:
-            if best[key] >= cfg.tau:
-                _add(via, [key[0]], channels[key][0])
-                for channel in channels[key][1:]:
-                    _add(via, [key[0]], channel)
+        passed: dict[tuple[str, int], list[str]] = {}
+        for v in views:  # best first
+            key, cos = (v["host_id"], v["position"]), cosine(v["score"])
+            best.setdefault(key, cos)
+            if cos >= cfg.tau:
+                passed.setdefault(key, []).append(VIEW_VIA[v["channel"]])
+        ranking: list[str] = []
+        for key in sorted(best, key=lambda k: -best[k])[:cfg.r_trigger_items]:
+            for channel in passed.get(key, []):
+                _add(via, [key[0]], channel)
                 if key[0] not in ranking:
                     ranking.append(key[0])
         return ranking

@@ -1,0 +1,175 @@
+"""The retrieval cascade on a real Neo4j with the real encoder.
+
+The test memory is the hand-written team-dinner memory (ids prefixed "td-") grafted onto a
+synthetic memory of 40 scenes and 200 items that share none of its vocabulary. Some queries
+share no content word with their targets and reach them only through Bridge or Horizon
+triggers; switching the family off must lose them.
+"""
+
+import copy
+
+import pytest
+
+from benchmarks.synthetic import graft, synthetic_memory
+from tests.conftest import load_fixture
+from tmem_graph import api
+from tmem_graph.errors import TmemError
+from tmem_graph.retrieve.cascade import ABLATIONS
+
+HORIZON_QUERY = "I will be travelling for two weeks, who can mind things at home?"  # -> td-s2
+BRIDGE_QUERY = "I am going away for ten days next month, what should I arrange before leaving?"  # -> td-i6
+DESCRIPTIVE_QUERY = "When did Bob adopt the greyhound Biscuit?"  # -> td-s4, td-i6
+
+
+@pytest.fixture(scope="module")
+def memory(store, encoder):
+    doc = graft(synthetic_memory("test-recall", n_items=200, n_scenes=40), load_fixture(), "td-")
+    memory, _ = api.import_memory(doc, store=store, encoder=encoder, replace=True)
+    yield memory
+    memory.drop()
+
+
+def scene_ids(result):
+    return [s.id for s in result.scenes]
+
+
+def item_ids(result):
+    return [i.id for i in result.items]
+
+
+def content_words(text):
+    stop = {"i", "a", "the", "for", "to", "at", "who", "can", "what", "should", "am", "will", "be",
+            "before", "next", "did", "when", "and", "of", "in", "his", "her", "an"}
+    return {w.strip("?,.!'").lower() for w in text.split()} - stop
+
+
+def test_horizon_reaches_a_scene_the_query_shares_no_word_with(memory):
+    target = memory.export()["scenes"]
+    s2 = next(s for s in target if s["id"] == "td-s2")
+    dialogue = " ".join(t["text"] for t in memory.export()["turns"] if t["id"] in s2["turn_ids"])
+    assert not content_words(HORIZON_QUERY) & content_words(dialogue + " " + s2["title"])
+    full = memory.recall(HORIZON_QUERY)
+    assert "td-s2" in scene_ids(full)
+    assert "horizon" in next(s for s in full.scenes if s.id == "td-s2").via
+    assert "td-s2" not in scene_ids(memory.recall(HORIZON_QUERY, without=["horizon"]))
+
+
+def test_bridge_reaches_an_item_the_query_shares_no_word_with(memory):
+    i6 = next(i for i in memory.export()["items"] if i["id"] == "td-i6")
+    assert not content_words(BRIDGE_QUERY) & content_words(i6["text"])
+    full = memory.recall(BRIDGE_QUERY)
+    assert "td-i6" in item_ids(full)
+    assert {"bridge", "joint"} & set(next(i for i in full.items if i.id == "td-i6").via)
+    assert "td-i6" not in item_ids(memory.recall(BRIDGE_QUERY, without=["entity_bridge"]))
+
+
+def test_descriptive_queries_work_with_every_trigger_off(memory):
+    result = memory.recall(DESCRIPTIVE_QUERY, without=["entity_bridge", "scene_trigger", "horizon"])
+    assert scene_ids(result)[0] == "td-s4"
+    assert item_ids(result)[0] == "td-i6"
+    assert all(set(s.via) <= {"topic", "dialogue"} for s in result.scenes)
+    assert all(set(i.via) <= {"scene"} for i in result.items)
+    full = memory.recall(DESCRIPTIVE_QUERY)
+    assert scene_ids(full)[0] == "td-s4" and item_ids(full)[0] == "td-i6"
+
+
+def test_budgets_are_respected(memory, settings):
+    default = memory.recall("Bob and his running plans")
+    assert len(default.scenes) == 5 and len(default.items) == 15
+    small = memory.recall("Bob and his running plans",
+                          settings=settings.with_retrieval(k_scenes=2, k_items=3, k_topics=1).retrieval)
+    assert len(small.scenes) == 2 and len(small.items) == 3
+    assert scene_ids(small) == scene_ids(default)[:2] or len(set(scene_ids(small)) - set(scene_ids(default))) <= 2
+    none = memory.recall("Bob", settings=settings.with_retrieval(k_scenes=0, k_items=0).retrieval)
+    assert none.scenes == [] and none.items == []
+
+
+@pytest.mark.parametrize("query", [HORIZON_QUERY, BRIDGE_QUERY, DESCRIPTIVE_QUERY,
+                                   "Can you suggest a good sushi place for our group outing?"])
+def test_via_is_truthful(memory, encoder, settings, query):
+    doc = memory.export()
+    scenes = {s["id"]: s for s in doc["scenes"]}
+    items = {i["id"]: i for i in doc["items"]}
+    topic_scenes = {sid for t in doc["topics"] for sid in t["scene_ids"]}
+    result = memory.recall(query)
+    returned = set(scene_ids(result))
+    qv = encoder.encode([query])[0]
+    cos = lambda text: sum(a * b for a, b in zip(qv, encoder.encode([text])[0]))  # noqa: E731
+    for s in result.scenes:
+        assert s.via, s.id
+        if "topic" in s.via:
+            assert s.id in topic_scenes
+        if "horizon" in s.via:
+            assert scenes[s.id].get("triggers", {}).get("horizon")
+        if "scene_trigger" in s.via:
+            assert scenes[s.id].get("triggers", {}).get("scene")
+        assert [t["id"] for t in s.turns] == scenes[s.id]["turn_ids"]
+    tau = settings.retrieval.tau
+    for i in result.items:
+        assert i.via, i.id
+        assert i.scene_ids == items[i.id]["scene_ids"]
+        if "scene" in i.via:
+            assert set(i.scene_ids) & returned
+        for channel, field in (("entity", "concept"), ("bridge", "bridge")):
+            if channel in i.via:
+                assert max(cos(t[field]) for t in items[i.id]["triggers"] if t.get(field)) >= tau - 1e-3
+    assert [s.score for s in result.scenes] == sorted((s.score for s in result.scenes), reverse=True)
+    assert [i.score for i in result.items] == sorted((i.score for i in result.items), reverse=True)
+
+
+def test_switches_remove_their_channel(memory):
+    for off, channel in (("horizon", "horizon"), ("scene_trigger", "scene_trigger"), ("topic_filter", "topic")):
+        result = memory.recall(HORIZON_QUERY, without=[off])
+        assert all(channel not in s.via for s in result.scenes)
+    result = memory.recall(BRIDGE_QUERY, without=["entity_bridge"])
+    assert all(not {"entity", "bridge", "joint"} & set(i.via) for i in result.items)
+    assert memory.recall(BRIDGE_QUERY, without=["scene_layer"]).scenes == []
+    flat = memory.recall(BRIDGE_QUERY, without=["scene_layer"]).items
+    assert flat and all("scene" not in i.via for i in flat)
+    assert memory.recall(BRIDGE_QUERY, without=["item_channel"]).items == []
+    assert memory.recall(BRIDGE_QUERY, without=["persona"]).persona == []
+    everything_off = memory.recall(BRIDGE_QUERY, without=ABLATIONS)
+    assert everything_off.scenes == [] and everything_off.items == [] and everything_off.persona == []
+    with pytest.raises(TmemError, match="unknown component.*horizons"):
+        memory.recall(BRIDGE_QUERY, without=["horizons"])
+
+
+def test_persona_of_the_speaker_or_of_everyone(memory):
+    assert [p["speaker"] for p in memory.recall("hello", speaker="Bob").persona] == ["Bob"]
+    assert {p["speaker"] for p in memory.recall("hello").persona} == {"Ana", "Ben", "Alice", "Bob"}
+    assert memory.recall("hello", speaker="Nobody").persona == []
+
+
+def test_one_memory_never_returns_another_memorys_objects(store, encoder, new_id):
+    base = load_fixture()
+    a_doc = {**copy.deepcopy(base), "memory_id": new_id("iso-a")}
+    b_doc = {**copy.deepcopy(base), "memory_id": new_id("iso-b")}
+    b_doc["turns"].append({"id": "B:1", "speaker": "Bob", "text": "The vault code is 4711, keep it secret."})
+    b_doc["scenes"].append({"id": "b-secret", "title": "The vault code", "turn_ids": ["B:1"],
+                            "triggers": {"horizon": [{"channel": "goal_arc", "text": "opening the vault"}]}})
+    b_doc["items"].append({"id": "b-item", "kind": "atomic", "text": "The vault code is 4711.",
+                           "scene_ids": ["b-secret"], "triggers": [{"concept": "vault code", "bridge": "opening the vault"}]})
+    b_doc["topics"].append({"id": "b-topic", "title": "Vault code", "scene_ids": ["b-secret"]})
+    a, _ = api.import_memory(a_doc, store=store, encoder=encoder)
+    api.import_memory(b_doc, store=store, encoder=encoder)
+    result = a.recall("What is the vault code?", settings=None)
+    assert "b-secret" not in scene_ids(result) and "b-item" not in item_ids(result)
+    for s in result.scenes:
+        assert all(not t["id"].startswith("B:") for t in s.turns)
+    assert all("vault" not in i.text.lower() for i in result.items)
+    assert len(result.scenes) == 4  # all of A's scenes, none of B's
+
+
+@pytest.mark.parametrize("query", [
+    '"', "AND", "OR NOT", "(((", "[x TO y]", "\\", "*", "?", "~2", "title:foo", "ft_scope:scene*",
+    "+-&&||!(){}[]^\"~*?:\\/", "a" * 5000, "\u0000nul", "emoji 🍣 sushi", "'; MATCH (n) DETACH DELETE n //",
+    "Priya's EpiPen (shellfish) [allergy] {ER}",
+])
+def test_hostile_queries_return_normally(memory, query):
+    result = memory.recall(query)
+    assert isinstance(result.scenes, list) and len(result.scenes) <= 5
+
+
+def test_empty_query_is_an_error(memory):
+    with pytest.raises(TmemError, match="empty"):
+        memory.recall("   ")
