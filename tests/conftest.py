@@ -15,3 +15,14 @@ def load_fixture(name: str = "team-dinner.json") -> dict:
 def team_doc() -> dict:
     """A fresh copy of the hand-built test memory document."""
     return copy.deepcopy(load_fixture())
+
+
+@pytest.fixture
+def scripted_llm():
+    """A scripted OpenAI-compatible endpoint; the test fails on any unexpected request."""
+    from tests.scripted_llm import ScriptedLLM
+
+    llm = ScriptedLLM()
+    yield llm
+    llm.close()
+    assert llm.unexpected == [], f"unexpected LLM requests: {llm.unexpected}"

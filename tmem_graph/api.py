@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .config import RetrievalSettings, Settings
 from .embeddings import Encoder, get_encoder
@@ -13,9 +13,13 @@ from .errors import EncoderMismatch, TmemError
 from .memory_format import check_memory_id, load_file, parse_document, to_document
 from .model import MemoryDoc
 from .retrieve.cascade import Cascade
+from .retrieve.evidence import format_evidence
 from .retrieve.results import Recall
 from .store import Store
 from .transfer import export_memory, import_memory as _import_memory
+
+if TYPE_CHECKING:
+    from .llm.client import LLMClient
 
 
 class Memory:
@@ -65,6 +69,28 @@ class Memory:
         result.timings_ms = {"encode": encode_ms, "cascade": result.timings_ms["total"],
                              "total": encode_ms + result.timings_ms["total"]}
         return result
+
+    def evidence(self, recall: Recall) -> str:
+        """The context block that `ask` hands to the answer model for this recall."""
+        return format_evidence(recall, list(self.store.memory(self.id)["speakers"] or []))
+
+    def ask(self, question: str, speaker: str | None = None, without: Iterable[str] = (),
+            llm: "LLMClient | None" = None) -> dict:
+        """Recall, then answer with the configured LLM (TMEM_LLM_* settings).
+
+        Returns {"answer", "recall" (the recall's JSON object), "evidence", "timings_ms"}.
+        """
+        from .llm.client import LLMClient, LLMSettings
+        from .llm.prompts.answer import answer_messages
+
+        llm = llm or LLMClient(LLMSettings.from_env())
+        recall = self.recall(question, speaker=speaker, without=without)
+        context = self.evidence(recall)
+        t0 = time.perf_counter()
+        answer = llm.chat(answer_messages(context, question), stage="answer", what=f"for {question[:60]!r}")
+        timings = {**recall.timings_ms, "answer": (time.perf_counter() - t0) * 1000}
+        return {"memory_id": self.id, "question": question, "answer": answer.strip(),
+                "recall": recall.to_json(), "evidence": context, "timings_ms": timings}
 
     def export(self) -> dict:
         """The whole memory as a `tmem-memory/1` document."""

@@ -263,6 +263,24 @@ def recall_cmd(ctx, memory_id, query, speaker, without, k_topics, k_scenes, k_it
     click.echo(format_recall(result))
 
 
+@main.command("ask")
+@click.argument("memory_id")
+@click.argument("question")
+@click.option("--speaker", help="Who asks: their persona is attached (default: every speaker's).")
+@click.option("--without", help="Comma list of cascade components to switch off.")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer with its evidence as JSON.")
+@click.pass_context
+@_friendly
+def ask_cmd(ctx, memory_id, question, speaker, without, as_json) -> None:
+    """Recall evidence for QUESTION, then answer it with the configured LLM (TMEM_LLM_*)."""
+    result = api.Memory(memory_id, store=_store(ctx)).ask(question, speaker=speaker,
+                                                         without=_without(without))
+    if as_json:
+        _echo_json(result)
+        return
+    click.echo(result["answer"])
+
+
 def format_recall(result) -> str:
     """A human-readable recall: each scene and item with the channels that reached it."""
     lines = [f"query: {result.query}"]

@@ -19,7 +19,7 @@ class RetrievalSettings:
     k_scenes: int = 5
     k_items: int = 15
     r_trigger_items: int = 10
-    tau: float = 0.45
+    tau: float = 0.35         # TrigRecall gate, calibrated for all-MiniLM-L6-v2 (docs/retrieval.md)
     k0: int = 60
     cue_k0: int = 30          # SceneCue fuses its three channels with k0 = 30 (reference code)
     cue_top: int = 10         # scenes that SceneCue adds to the pool

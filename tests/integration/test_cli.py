@@ -91,3 +91,27 @@ def test_import_export_stats_memories_drop(tmp_path, store, new_id, team_doc):
     dropped = tmem("drop", memory_id, "--yes")
     assert dropped.returncode == 0, dropped.stderr
     assert memory_id not in [m["id"] for m in json.loads(tmem("memories", "--json").stdout)]
+
+
+def test_recall_json_follows_the_contract(tmp_path, store, new_id, team_doc):
+    memory_id = team_doc["memory_id"] = new_id("clirecall")
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps(team_doc))
+    assert tmem("import", str(src)).returncode == 0
+    out = tmem("recall", memory_id, "Can you suggest a good sushi place for our group outing?",
+               "--json", "--speaker", "Alice", "--without", "horizon", "--k-items", "2")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert set(result) == {"memory_id", "query", "scenes", "items", "persona", "timings_ms"}
+    assert result["memory_id"] == memory_id and result["timings_ms"]["total"] > 0
+    scene = result["scenes"][0]
+    assert {"id", "title", "time", "score", "via", "turns"} <= set(scene)
+    assert set(scene["turns"][0]) == {"id", "speaker", "text", "time"}
+    assert all("horizon" not in s["via"] for s in result["scenes"])
+    assert len(result["items"]) == 2
+    assert {"id", "text", "kind", "scene_ids", "score", "via"} <= set(result["items"][0])
+    assert result["persona"] == [{"speaker": "Alice", "summary": team_doc["personas"][0]["summary"]}]
+    human = tmem("recall", memory_id, "sushi for the team")
+    assert human.returncode == 0 and "via" in human.stdout
+    bad = tmem("recall", memory_id, "x", "--without", "horizon,bogus")
+    assert bad.returncode == 1 and "unknown component(s) bogus" in one_line_error(bad)

@@ -1,0 +1,65 @@
+"""`ask`: recall, evidence formatted for the answer model, and the answer through the real
+`openai` client against a scripted endpoint."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tmem_graph import api
+from tmem_graph.errors import ConfigError
+from tmem_graph.llm.client import LLMClient, LLMError, LLMSettings
+
+QUESTION = "Can you suggest a good sushi place for our group outing?"
+
+
+@pytest.fixture
+def memory(store, encoder, new_id, team_doc):
+    team_doc["memory_id"] = new_id("ask")
+    return api.import_memory(team_doc, store=store, encoder=encoder)[0]
+
+
+def test_ask_sends_the_evidence_and_returns_the_answer(memory, scripted_llm):
+    scripted_llm.expect(f"Question: {QUESTION}", "Avoid sushi: Priya's shellfish allergy")
+    llm = LLMClient(LLMSettings(base_url=scripted_llm.url, model="scripted"))
+    result = memory.ask(QUESTION, speaker="Alice", llm=llm)
+    assert result["answer"] == "Avoid sushi: Priya's shellfish allergy"
+    (request,) = scripted_llm.requests
+    prompt = request["messages"][0]["content"]
+    assert request["model"] == "scripted" and request["temperature"] == 0
+    assert "intelligent memory assistant" in prompt and "less than 5-6 words" in prompt
+    assert "[Scene 1]" in prompt and "Alice [2023-05-08T13:58:00]: She's fine now" in prompt
+    assert "[Item 1] Priya, a member of Alice's team, has a severe shellfish allergy" in prompt
+    assert "Alice: Works on a team with Priya" in prompt and "Bob: Amateur runner" not in prompt
+    assert result["evidence"] in prompt
+    assert llm.ledger["answer"].calls == 1 and llm.ledger["answer"].prompt_tokens > 100
+
+
+def test_ask_without_a_configured_llm_is_a_clear_error(memory, monkeypatch):
+    monkeypatch.delenv("TMEM_LLM_MODEL", raising=False)
+    with pytest.raises(ConfigError, match="no LLM configured"):
+        memory.ask(QUESTION)
+
+
+def test_unreachable_llm_fails_after_bounded_retries(memory):
+    llm = LLMClient(LLMSettings(base_url="http://127.0.0.1:9/v1", model="m", retries=1, timeout_s=2))
+    with pytest.raises(LLMError, match="answer for 'Can you suggest.*after 2 attempts"):
+        memory.ask(QUESTION, llm=llm)
+
+
+def test_cli_ask_json(memory, scripted_llm):
+    scripted_llm.expect("Question: When did Bob adopt his dog?", "July 10, 2023")
+    env = {**os.environ, "TMEM_LLM_BASE_URL": scripted_llm.url, "TMEM_LLM_MODEL": "scripted"}
+    out = subprocess.run([sys.executable, "-m", "tmem_graph.cli", "ask", memory.id,
+                          "When did Bob adopt his dog?", "--json"], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["answer"] == "July 10, 2023"
+    assert result["recall"]["scenes"][0]["id"] == "s4"
+    env.pop("TMEM_LLM_MODEL")
+    out = subprocess.run([sys.executable, "-m", "tmem_graph.cli", "ask", memory.id, "x"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 1 and "no LLM configured" in out.stderr and "Traceback" not in out.stderr

@@ -1,0 +1,1 @@
+"""LLM access: one client on the `openai` package, prompts as pure functions."""

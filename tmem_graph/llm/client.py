@@ -1,0 +1,125 @@
+"""The only importer of `openai`: chat calls against any OpenAI-compatible endpoint
+(OpenAI, vLLM, Ollama, llama.cpp servers), optionally with a JSON-schema response format
+validated with pydantic, bounded retries, and a usage ledger."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Type, TypeVar
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from ..errors import ConfigError, TmemError
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class LLMError(TmemError):
+    """An LLM call failed after its retries; the message names the stage and the object."""
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+    temperature: float = 0.0
+    timeout_s: float = 120.0
+    retries: int = 3
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> "LLMSettings":
+        """From TMEM_LLM_BASE_URL, TMEM_LLM_API_KEY (or OPENAI_API_KEY), TMEM_LLM_MODEL."""
+        env = os.environ if env is None else env
+        return cls(base_url=env.get("TMEM_LLM_BASE_URL") or env.get("OPENAI_BASE_URL"),
+                   api_key=env.get("TMEM_LLM_API_KEY") or env.get("OPENAI_API_KEY"),
+                   model=env.get("TMEM_LLM_MODEL"))
+
+
+@dataclass
+class Usage:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class LLMClient:
+    """Chat completions with retries; `ledger` sums usage per stage name."""
+
+    settings: LLMSettings
+    ledger: dict[str, Usage] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.settings.model:
+            raise ConfigError("no LLM configured: set TMEM_LLM_MODEL (and TMEM_LLM_BASE_URL for a "
+                              "non-OpenAI endpoint, TMEM_LLM_API_KEY if it needs a key)")
+        self._client = openai.OpenAI(base_url=self.settings.base_url,
+                                     api_key=self.settings.api_key or "not-needed",
+                                     timeout=self.settings.timeout_s, max_retries=0)
+        self._lock = threading.Lock()
+
+    def chat(self, messages: list[dict], stage: str, what: str = "") -> str:
+        """The assistant's text reply to `messages`."""
+        return self._call(messages, stage, what, response_format=None)
+
+    def structured(self, messages: list[dict], schema: Type[T], stage: str, what: str = "") -> T:
+        """A reply constrained to `schema`'s JSON schema and validated with it."""
+        fmt = {"type": "json_schema",
+               "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False}}
+        last = ""
+        for attempt in range(self.settings.retries + 1):
+            text = self._call(messages, stage, what, response_format=fmt)
+            try:
+                return schema.model_validate_json(text)
+            except (ValidationError, ValueError) as exc:
+                last = str(exc).splitlines()[0]
+        raise LLMError(f"{stage}{' ' + what if what else ''}: the model's reply did not match the "
+                       f"{schema.__name__} schema after {self.settings.retries + 1} attempts ({last})")
+
+    def _call(self, messages: list[dict], stage: str, what: str, response_format) -> str:
+        kwargs = {"model": self.settings.model, "messages": messages,
+                  "temperature": self.settings.temperature}
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+        error = ""
+        for attempt in range(self.settings.retries + 1):
+            t0 = time.perf_counter()
+            try:
+                reply = self._client.chat.completions.create(**kwargs)
+            except (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError,
+                    openai.InternalServerError) as exc:
+                error = f"{type(exc).__name__}: {exc}"
+                time.sleep(min(8.0, 0.5 * 2 ** attempt))
+                continue
+            except openai.APIStatusError as exc:  # 4xx other than 429: retrying will not help
+                raise LLMError(f"{stage}{' ' + what if what else ''}: the LLM endpoint refused the "
+                               f"request ({exc.status_code}: {exc.message})") from None
+            self._record(stage, reply, time.perf_counter() - t0)
+            content = reply.choices[0].message.content if reply.choices else None
+            if content:
+                return content
+            error = "empty reply"
+        raise LLMError(f"{stage}{' ' + what if what else ''}: no usable reply from "
+                       f"{self.settings.base_url or 'OpenAI'} after {self.settings.retries + 1} "
+                       f"attempts ({error})")
+
+    def _record(self, stage: str, reply, seconds: float) -> None:
+        with self._lock:
+            usage = self.ledger.setdefault(stage, Usage())
+            usage.calls += 1
+            usage.seconds += seconds
+            if reply.usage is not None:
+                usage.prompt_tokens += reply.usage.prompt_tokens or 0
+                usage.completion_tokens += reply.usage.completion_tokens or 0
+
+
+def ledger_json(ledger: dict[str, Usage]) -> str:
+    """The ledger as a JSON string (stored on the Memory node)."""
+    return json.dumps({k: vars(v) for k, v in ledger.items()})
