@@ -127,6 +127,28 @@ def import_memory(source: str | Path | dict | MemoryDoc, settings: Settings | No
     return Memory(doc.memory_id, store=store, encoder=encoder), warnings
 
 
+def ingest(memory_id: str, source, fmt: str | None = None, sample: str | None = None,
+           settings: Settings | None = None, store: Store | None = None, llm: "LLMClient | None" = None,
+           encoder: Encoder | None = None, concurrency: int = 4, progress=None):
+    """Build or extend a memory from a conversation with the configured LLM.
+
+    `source` is a path (LoCoMo JSON or the generic turn list; `fmt` forces one) or a list of
+    `InputTurn`. Input is validated before any LLM call. Returns an `IngestReport`.
+    """
+    from .construct.inputs import read_conversation
+    from .construct.pipeline import Builder
+    from .llm.factory import open_llm
+
+    check_memory_id(memory_id)
+    turns = source if isinstance(source, list) else read_conversation(source, fmt, sample)
+    store = store or Store(settings)
+    encoder = encoder or get_encoder(store.settings.encoder)
+    if llm is not None:
+        return Builder(store, llm, encoder, concurrency, progress).ingest(memory_id, turns)
+    with open_llm() as client:
+        return Builder(store, client, encoder, concurrency, progress).ingest(memory_id, turns)
+
+
 def list_memories(settings: Settings | None = None, store: Store | None = None) -> list[dict[str, Any]]:
     """Every memory in the database with its object counts."""
     return (store or Store(settings)).list_memories()

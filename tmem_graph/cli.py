@@ -154,6 +154,40 @@ def import_cmd(ctx, file, replace) -> None:
     click.echo(memory.id)
 
 
+@main.command("ingest")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--memory", "memory_id", required=True, help="The memory to build or extend.")
+@click.option("--format", "fmt", type=click.Choice(["locomo", "turns"]),
+              help="Input format (guessed from the file when absent).")
+@click.option("--sample", help="LoCoMo sample id (e.g. conv-26) when the file holds several.")
+@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="LLM calls in flight at once for independent work.")
+@click.pass_context
+@_friendly
+def ingest_cmd(ctx, file, memory_id, fmt, sample, concurrency) -> None:
+    """Build or extend a memory from a conversation with the configured LLM (TMEM_LLM_*)."""
+    bars: dict[str, object] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage not in bars:
+            bars[stage] = click.progressbar(length=max(total, 1), label=f"{stage:<15}", file=sys.stderr,
+                                            show_pos=True)
+            bars[stage].__enter__()
+        bar = bars[stage]
+        bar.update(done - bar.pos)
+        if done >= total:
+            bar.__exit__(None, None, None)
+
+    report = api.ingest(memory_id, file, fmt=fmt, sample=sample, store=_store(ctx),
+                        concurrency=concurrency, progress=progress)
+    if report.new_turns == 0:
+        click.echo(f"{memory_id}: nothing new ({report.skipped_turns} turns already in the memory)")
+        return
+    click.echo(f"{memory_id}: +{report.new_turns} turns ({report.skipped_turns} already there), "
+               f"+{report.new_scenes} scenes, {report.touched_topics} topics touched "
+               f"({report.new_topics} new), +{report.new_items} items, +{report.new_trigger_views} trigger views")
+
+
 @main.command("export")
 @click.argument("memory_id")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),

@@ -62,31 +62,42 @@ def import_memory(store: Store, memory: MemoryDoc, encoder: Encoder, replace: bo
     store.require_schema(encoder.dim)
     if store.exists(memory.memory_id) and not replace:
         raise MemoryExists(f"memory {memory.memory_id!r} already exists (use --replace to overwrite)")
-    rows = _rows(memory, encoder, batch_size)
+    rows = memory_rows(memory, encoder, batch_size)
     m = memory.memory_id
     with store.transaction() as tx:
         if replace:
             store.delete_in(tx, m)
         store.create_memory_in(tx, m, encoder.name, encoder.dim, memory.speakers)
-        store.tx_batches(tx, "store/turns_merge", rows["turns"], memory_id=m)
-        store.tx_batches(tx, "store/scenes_merge", rows["scenes"], memory_id=m,
-                         ft_scope=ft_scope("scene", m))
-        store.tx_batches(tx, "store/scene_turns_link", rows["scene_turns"], memory_id=m)
-        store.tx_batches(tx, "store/scenes_chain", rows["chain"], memory_id=m)
-        store.tx_batches(tx, "store/topics_merge", rows["topics"], memory_id=m,
-                         ft_scope=ft_scope("topic", m))
-        store.tx_batches(tx, "store/topic_scenes_link", rows["topic_scenes"], memory_id=m)
-        store.tx_batches(tx, "store/items_merge", rows["items"], memory_id=m,
-                         ft_scope=ft_scope("item", m))
-        store.tx_batches(tx, "store/item_scenes_link", rows["item_scenes"], memory_id=m)
-        store.tx_batches(tx, "store/scene_triggers_merge", rows["scene_triggers"], memory_id=m)
-        store.tx_batches(tx, "store/item_triggers_merge", rows["item_triggers"], memory_id=m)
-        store.tx_batches(tx, "store/personas_merge", rows["personas"], memory_id=m)
+        write_rows(store, tx, m, rows)
     return memory.counts()
 
 
-def _rows(memory: MemoryDoc, encoder: Encoder, batch_size: int) -> dict[str, list[dict]]:
-    """Parameter rows of every write query, with every text encoded in one pass."""
+def write_rows(store: Store, tx, m: str, rows: dict[str, list[dict]]) -> None:
+    """Run every write query of a memory's rows inside transaction `tx` (MERGE: idempotent)."""
+    store.tx_batches(tx, "store/turns_merge", rows["turns"], memory_id=m)
+    store.tx_batches(tx, "store/scenes_merge", rows["scenes"], memory_id=m,
+                     ft_scope=ft_scope("scene", m))
+    store.tx_batches(tx, "store/scene_turns_link", rows["scene_turns"], memory_id=m)
+    store.tx_batches(tx, "store/scenes_chain", rows["chain"], memory_id=m)
+    store.tx_batches(tx, "store/topics_merge", rows["topics"], memory_id=m,
+                     ft_scope=ft_scope("topic", m))
+    store.tx_batches(tx, "store/topic_scenes_link", rows["topic_scenes"], memory_id=m)
+    store.tx_batches(tx, "store/items_merge", rows["items"], memory_id=m,
+                     ft_scope=ft_scope("item", m))
+    store.tx_batches(tx, "store/item_scenes_link", rows["item_scenes"], memory_id=m)
+    store.tx_batches(tx, "store/scene_triggers_merge", rows["scene_triggers"], memory_id=m)
+    store.tx_batches(tx, "store/item_triggers_merge", rows["item_triggers"], memory_id=m)
+    store.tx_batches(tx, "store/personas_merge", rows["personas"], memory_id=m)
+
+
+def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: dict[str, int] | None = None,
+                chain_from: str | None = None) -> dict[str, list[dict]]:
+    """Parameter rows of every write query, with every text encoded in one pass.
+
+    `offsets` shifts the `seq` of turns, scenes, topics and items (when extending a memory);
+    `chain_from` is the id of the memory's last scene, to be linked to the first new one.
+    """
+    off = {"turns": 0, "scenes": 0, "topics": 0, "items": 0, **(offsets or {})}
     batch = _Batch()
     turns = {t.id: t for t in memory.turns}
     scene_vec = [(batch.add(scene_text(s, turns)), batch.add(dialogue_text(s, turns))) for s in memory.scenes]
@@ -96,6 +107,7 @@ def _rows(memory: MemoryDoc, encoder: Encoder, batch_size: int) -> dict[str, lis
     item_views = [v for i in memory.items for v in trigger_views_of_item(i)]
     view_vec = [batch.add(v.text) for v in scene_views + item_views]
     vectors = batch.encode(encoder, batch_size)
+    chain_ids = ([chain_from] if chain_from else []) + [s.id for s in memory.scenes]
 
     def view_row(v, n):
         return {"id": v.id, "host_id": v.host_id, "family": v.family, "channel": v.channel,
@@ -103,21 +115,21 @@ def _rows(memory: MemoryDoc, encoder: Encoder, batch_size: int) -> dict[str, lis
                 "embedding": vectors[view_vec[n]]}
 
     return {
-        "turns": [{"id": t.id, "seq": n, "speaker": t.speaker, "text": t.text, "time": t.time,
+        "turns": [{"id": t.id, "seq": off["turns"] + n, "speaker": t.speaker, "text": t.text, "time": t.time,
                    "session": t.session} for n, t in enumerate(memory.turns)],
-        "scenes": [{"id": s.id, "seq": n, "title": s.title, "summary": s.summary,
+        "scenes": [{"id": s.id, "seq": off["scenes"] + n, "title": s.title, "summary": s.summary,
                     "narrative": s.narrative, "time": s.time, "text": dialogue_text(s, turns),
                     "embedding": vectors[scene_vec[n][0]], "dialogue_embedding": vectors[scene_vec[n][1]]}
                    for n, s in enumerate(memory.scenes)],
         "scene_turns": [{"scene_id": s.id, "turn_id": t, "order": k}
                         for s in memory.scenes for k, t in enumerate(s.turn_ids)],
-        "chain": [{"from": a.id, "to": b.id} for a, b in zip(memory.scenes, memory.scenes[1:])],
-        "topics": [{"id": t.id, "seq": n, "title": t.title, "keywords": t.keywords,
+        "chain": [{"from": a, "to": b} for a, b in zip(chain_ids, chain_ids[1:])],
+        "topics": [{"id": t.id, "seq": off["topics"] + n, "title": t.title, "keywords": t.keywords,
                     "keywords_text": " ".join(t.keywords) or None, "summary": t.summary,
                     "embedding": vectors[topic_vec[n]]} for n, t in enumerate(memory.topics)],
         "topic_scenes": [{"topic_id": t.id, "scene_id": s, "order": k}
                          for t in memory.topics for k, s in enumerate(t.scene_ids)],
-        "items": [{"id": i.id, "seq": n, "kind": i.kind, "text": i.text, "time": i.time,
+        "items": [{"id": i.id, "seq": off["items"] + n, "kind": i.kind, "text": i.text, "time": i.time,
                    "embedding": vectors[item_vec[n]]} for n, i in enumerate(memory.items)],
         "item_scenes": [{"item_id": i.id, "scene_id": s, "order": k}
                         for i in memory.items for k, s in enumerate(i.scene_ids)],

@@ -9,12 +9,13 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Type, TypeVar
+from typing import Callable, Type, TypeVar
 
 import openai
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError, TmemError
+from .cache import ResponseCache, cache_key
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -43,6 +44,7 @@ class LLMSettings:
 
 @dataclass
 class Usage:
+    cached: int = 0
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -55,6 +57,7 @@ class LLMClient:
 
     settings: LLMSettings
     ledger: dict[str, Usage] = field(default_factory=dict)
+    cache: ResponseCache | None = None
 
     def __post_init__(self) -> None:
         if not self.settings.model:
@@ -67,21 +70,53 @@ class LLMClient:
 
     def chat(self, messages: list[dict], stage: str, what: str = "") -> str:
         """The assistant's text reply to `messages`."""
-        return self._call(messages, stage, what, response_format=None)
+        key = cache_key(self.settings.model, messages, None)
+        cached = self._cached(key, stage)
+        if cached is not None:
+            return cached
+        text = self._call(messages, stage, what, response_format=None)
+        if self.cache is not None:
+            self.cache.put(key, text)
+        return text
 
-    def structured(self, messages: list[dict], schema: Type[T], stage: str, what: str = "") -> T:
-        """A reply constrained to `schema`'s JSON schema and validated with it."""
-        fmt = {"type": "json_schema",
-               "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False}}
+    def structured(self, messages: list[dict], schema: Type[T], stage: str, what: str = "",
+                   check: Callable[[T], str | None] | None = None) -> T:
+        """A reply constrained to `schema`'s JSON schema and validated with it.
+
+        `check` may reject a well-formed reply (return a reason); it is retried like an invalid
+        one. Only accepted replies are cached.
+        """
+        json_schema = schema.model_json_schema()
+        fmt = {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": json_schema,
+                                                      "strict": False}}
+        key = cache_key(self.settings.model, messages, json_schema)
+        cached = self._cached(key, stage)
+        if cached is not None:
+            return schema.model_validate_json(cached)
         last = ""
         for attempt in range(self.settings.retries + 1):
             text = self._call(messages, stage, what, response_format=fmt)
             try:
-                return schema.model_validate_json(text)
+                value = schema.model_validate_json(text)
             except (ValidationError, ValueError) as exc:
                 last = str(exc).splitlines()[0]
-        raise LLMError(f"{stage}{' ' + what if what else ''}: the model's reply did not match the "
-                       f"{schema.__name__} schema after {self.settings.retries + 1} attempts ({last})")
+                continue
+            reason = check(value) if check else None
+            if reason:
+                last = reason
+                continue
+            if self.cache is not None:
+                self.cache.put(key, text)
+            return value
+        raise LLMError(f"{stage}{' ' + what if what else ''}: no valid {schema.__name__} reply after "
+                       f"{self.settings.retries + 1} attempts ({last})")
+
+    def _cached(self, key: str, stage: str) -> str | None:
+        text = self.cache.get(key) if self.cache is not None else None
+        if text is not None:
+            with self._lock:
+                self.ledger.setdefault(stage, Usage()).cached += 1
+        return text
 
     def _call(self, messages: list[dict], stage: str, what: str, response_format) -> str:
         kwargs = {"model": self.settings.model, "messages": messages,

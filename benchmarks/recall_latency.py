@@ -1,0 +1,692 @@
+"""Recall latency on a LoCoMo-sized memory, alone in its database and among 1,000 memories.
+
+Two servers of our own run side by side:
+
+A  one memory: `synthetic_memory('locomo-0000', n_items=500, n_scenes=60, turns_per_scene=10,
+   horizon_per_scene=12)` (600 turns, 60 scenes, 20 topics, 500 items, 2,460 trigger views)
+B  the same memory, then N-1 clones of it made inside Neo4j by the Cypher below (every node
+   with a new memory_id, its embedding lists, its relationships; ft_scope recomputed for the
+   clone), so only one memory is ever encoded
+
+Then, interleaved query by query (so that both servers see the same machine load):
+
+* the cascade WITHOUT query encoding (`Cascade.recall` with precomputed vectors)
+* the cascade INCLUDING encoding (`Memory.recall`)
+
+on A against its memory and on B against the original and 20 random clones. Also: evidence
+tokens of `Memory.evidence(recall)` (the encoder's tokenizer), time per named Cypher query of
+the cascade, PROFILE of the slowest queries on both servers, and isolation checks for clones.
+
+    python -m benchmarks.recall_latency --memories 1000 --queries 200 --out /tmp/bench-results/recall.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import sys
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.synthetic import synthetic_memory
+from tmem_graph.api import Memory, import_memory
+from tmem_graph.config import Settings
+from tmem_graph.embeddings import Encoder, get_encoder
+from tmem_graph.memory_format import parse_document
+from tmem_graph.queries import query as cypher_text
+from tmem_graph.retrieve.cascade import Cascade
+from tmem_graph.server import LocalServer
+from tmem_graph.store import Store, ft_scope
+
+PROTECTED_PORTS = {7687, 7688, 7689}
+SOURCE_ID = "locomo-0000"
+SERVER_CONF = [
+    "server.memory.heap.initial_size=3g",
+    "server.memory.heap.max_size=3g",
+    "server.memory.pagecache.size=4g",
+    "dbms.memory.transaction.total.max=2g",
+]
+
+# 40 varied queries over the synthetic vocabulary (people, things, places, feelings) plus a few
+# that match nothing in particular; cycled to the requested number.
+QUERIES = [
+    "What did Ana say about the guitar?",
+    "When did Ben go to Kyoto?",
+    "How did Ana feel about the new job?",
+    "Who talked about sourdough bread at the bakery?",
+    "What happened with the broken bike near the park?",
+    "Did Ben ever mention a chess tournament?",
+    "Where was the wedding planned?",
+    "What worried Ana about the tax return?",
+    "Tell me about the vintage camera.",
+    "Why was Ben anxious at the clinic?",
+    "What did they celebrate at the jazz bar?",
+    "Which road trip did Ana remember?",
+    "What progress was made on the pottery class?",
+    "Who complained about the leaking roof?",
+    "What advice did Ben ask about the promotion?",
+    "How did the sailing course go?",
+    "When was the camping trip near the lake?",
+    "What does Ana like?",
+    "What painting was discussed at the museum?",
+    "Did anyone feel nostalgic at grandma's house?",
+    "What is Ben's book club reading?",
+    "Was Ana proud of something at the office?",
+    "What happened at the station?",
+    "How often do they go to the gym?",
+    "What made Ben relieved?",
+    "Which plans involve Lisbon?",
+    "What was Ana curious about?",
+    "What upset Ben last spring?",
+    "Summarise what they planned for the weekend",
+    "Did they talk about moving to another city?",
+    "What gift ideas came up?",
+    "Has Ana changed jobs recently?",
+    "What does Ben think about cooking?",
+    "Which hobbies did they take up this year?",
+    "Any health issues mentioned?",
+    "What did Ana and Ben argue about?",
+    "What music do they listen to?",
+    "When is the next trip?",
+    "favourite restaurant",
+    "money problems",
+]
+
+# ---- cloning: benchmark code, server-side Cypher, parameters only --------------------------
+# $source: the memory copied; $targets: [{id, scene_scope, topic_scope, item_scope}].
+CLONE_MEMORY = """
+MATCH (m:Memory {id: $source})
+UNWIND $targets AS t
+CREATE (c:Memory) SET c = m {.*, id: t.id}
+"""
+CLONE_NODES = {
+    "Turn": """
+UNWIND $targets AS t
+MATCH (n:Turn {memory_id: $source})
+CREATE (c:Turn) SET c = n {.*, memory_id: t.id}
+""",
+    "Persona": """
+UNWIND $targets AS t
+MATCH (n:Persona {memory_id: $source})
+CREATE (c:Persona) SET c = n {.*, memory_id: t.id}
+""",
+    "Scene": """
+UNWIND $targets AS t
+MATCH (n:Scene {memory_id: $source})
+CREATE (c:Scene) SET c = n {.*, memory_id: t.id, ft_scope: t.scene_scope}
+""",
+    "Topic": """
+UNWIND $targets AS t
+MATCH (n:Topic {memory_id: $source})
+CREATE (c:Topic) SET c = n {.*, memory_id: t.id, ft_scope: t.topic_scope}
+""",
+    "Item": """
+UNWIND $targets AS t
+MATCH (n:Item {memory_id: $source})
+CREATE (c:Item) SET c = n {.*, memory_id: t.id, ft_scope: t.item_scope}
+""",
+    "Trigger": """
+UNWIND $targets AS t
+MATCH (n:Trigger {memory_id: $source})
+CREATE (c:Trigger) SET c = n {.*, memory_id: t.id}
+""",
+}
+CLONE_RELS = {
+    "HAS_TURN": """
+UNWIND $targets AS t
+MATCH (a:Scene {memory_id: $source})-[r:HAS_TURN]->(b:Turn)
+MATCH (a2:Scene {memory_id: t.id, id: a.id})
+MATCH (b2:Turn {memory_id: t.id, id: b.id})
+CREATE (a2)-[r2:HAS_TURN]->(b2) SET r2 = properties(r)
+""",
+    "NEXT": """
+UNWIND $targets AS t
+MATCH (a:Scene {memory_id: $source})-[r:NEXT]->(b:Scene)
+MATCH (a2:Scene {memory_id: t.id, id: a.id})
+MATCH (b2:Scene {memory_id: t.id, id: b.id})
+CREATE (a2)-[r2:NEXT]->(b2) SET r2 = properties(r)
+""",
+    "HAS_SCENE": """
+UNWIND $targets AS t
+MATCH (a:Topic {memory_id: $source})-[r:HAS_SCENE]->(b:Scene)
+MATCH (a2:Topic {memory_id: t.id, id: a.id})
+MATCH (b2:Scene {memory_id: t.id, id: b.id})
+CREATE (a2)-[r2:HAS_SCENE]->(b2) SET r2 = properties(r)
+""",
+    "HAS_ITEM": """
+UNWIND $targets AS t
+MATCH (a:Scene {memory_id: $source})-[r:HAS_ITEM]->(b:Item)
+MATCH (a2:Scene {memory_id: t.id, id: a.id})
+MATCH (b2:Item {memory_id: t.id, id: b.id})
+CREATE (a2)-[r2:HAS_ITEM]->(b2) SET r2 = properties(r)
+""",
+    "TRIGGERS->Scene": """
+UNWIND $targets AS t
+MATCH (a:Trigger {memory_id: $source})-[r:TRIGGERS]->(b:Scene)
+MATCH (a2:Trigger {memory_id: t.id, id: a.id})
+MATCH (b2:Scene {memory_id: t.id, id: b.id})
+CREATE (a2)-[r2:TRIGGERS]->(b2) SET r2 = properties(r)
+""",
+    "TRIGGERS->Item": """
+UNWIND $targets AS t
+MATCH (a:Trigger {memory_id: $source})-[r:TRIGGERS]->(b:Item)
+MATCH (a2:Trigger {memory_id: t.id, id: a.id})
+MATCH (b2:Item {memory_id: t.id, id: b.id})
+CREATE (a2)-[r2:TRIGGERS]->(b2) SET r2 = properties(r)
+""",
+}
+# relationship counts of one memory, by type (start node in the memory)
+REL_COUNTS = """
+CALL () {
+  MATCH (a:Scene {memory_id: $memory_id})-[r]->(b) RETURN r, b
+  UNION ALL
+  MATCH (a:Topic {memory_id: $memory_id})-[r]->(b) RETURN r, b
+  UNION ALL
+  MATCH (a:Trigger {memory_id: $memory_id})-[r]->(b) RETURN r, b
+}
+RETURN type(r) AS type, labels(b)[0] AS to, count(*) AS n,
+       sum(CASE WHEN b.memory_id = $memory_id THEN 0 ELSE 1 END) AS foreign
+ORDER BY type, to
+"""
+CROSS_LINKS = """
+MATCH (a)-[r]->(b) WHERE a.memory_id IS NOT NULL AND a.memory_id <> b.memory_id
+RETURN count(r) AS n
+"""
+# the cascade's index searches, returning the memory of every hit (isolation check)
+CHECK_DENSE = {
+    "Topic": "CYPHER 25 MATCH (n:Topic) SEARCH n IN (VECTOR INDEX topic_embedding FOR $vector "
+             "WHERE n.memory_id = $memory_id LIMIT 50) SCORE AS score RETURN n.memory_id AS m",
+    "Scene": "CYPHER 25 MATCH (n:Scene) SEARCH n IN (VECTOR INDEX scene_embedding FOR $vector "
+             "WHERE n.memory_id = $memory_id LIMIT 50) SCORE AS score RETURN n.memory_id AS m",
+    "Item": "CYPHER 25 MATCH (n:Item) SEARCH n IN (VECTOR INDEX item_embedding FOR $vector "
+            "WHERE n.memory_id = $memory_id LIMIT 50) SCORE AS score RETURN n.memory_id AS m",
+    "Trigger": "CYPHER 25 MATCH (v:Trigger) SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector "
+               "WHERE v.memory_id = $memory_id AND v.family = 'horizon' LIMIT 250) SCORE AS score "
+               "RETURN v.memory_id AS m",
+}
+CHECK_FULLTEXT = ("CALL db.index.fulltext.queryNodes('text_search', $lucene, {limit: 50}) YIELD node "
+                  "RETURN node.memory_id AS m")
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+class MemoEncoder(Encoder):
+    """Encodes through `inner` unless the text was encoded before (one memory, two servers)."""
+
+    def __init__(self, inner: Encoder):
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self.memo: dict[str, list[float]] = {}
+        self.seconds = 0.0
+
+    def encode(self, texts, batch_size: int = 64):
+        todo = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        if todo:
+            t0 = time.perf_counter()
+            self.memo.update(zip(todo, self.inner.encode(todo, batch_size=batch_size)))
+            self.seconds += time.perf_counter() - t0
+        return [self.memo[t] for t in texts]
+
+
+class TimedCascade(Cascade):
+    """A Cascade that records the wall time of each named query (they run concurrently)."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.times: dict[str, list[float]] = defaultdict(list)
+        self.last_params: dict[str, dict] = {}
+        self._lock = threading.Lock()
+        self.recording = True
+
+    def _run(self, name, params):
+        t0 = time.perf_counter()
+        rows = super()._run(name, params)
+        dt = (time.perf_counter() - t0) * 1000
+        if self.recording:
+            with self._lock:
+                self.times[name].append(dt)
+                self.last_params[name] = params
+        return rows
+
+
+def pct(xs, p) -> float:
+    return float(np.percentile(np.asarray(xs, dtype=float), p)) if xs else float("nan")
+
+
+def summary(xs) -> dict:
+    return {"n": len(xs), "p50": pct(xs, 50), "p95": pct(xs, 95), "mean": statistics.fmean(xs) if xs else None,
+            "max": max(xs) if xs else None}
+
+
+def load_average() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def du(path: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(root, f)).st_size
+    return total
+
+
+def proc_status(pid, *keys: str) -> dict[str, int]:
+    out = {}
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            k, _, v = line.partition(":")
+            if k in keys:
+                out[k] = int(v.split()[0]) * 1024
+    return out
+
+
+def start_server(data_dir: Path, port: int, conf: list[str], fresh: bool) -> LocalServer:
+    server = LocalServer(data_dir, bolt_port=port, http_port=None)
+    if fresh:
+        server.stop()
+        shutil.rmtree(server.home / "data", ignore_errors=True)
+    server.home.mkdir(parents=True, exist_ok=True)
+    server.local_conf.write_text("\n".join(conf) + "\n")
+    t0 = time.perf_counter()
+    server.start(timeout=600)
+    print(f"server {data_dir} on {port} up in {time.perf_counter() - t0:.1f} s", flush=True)
+    return server
+
+
+def clone_targets(ids: list[str]) -> list[dict]:
+    return [{"id": m, "scene_scope": ft_scope("scene", m), "topic_scope": ft_scope("topic", m),
+             "item_scope": ft_scope("item", m)} for m in ids]
+
+
+def clone_batch(store: Store, targets: list[dict], timings: dict[str, float]) -> None:
+    """Clone SOURCE_ID into every target, in one transaction."""
+    with store.transaction() as tx:
+        steps = [("Memory", CLONE_MEMORY), *CLONE_NODES.items(), *CLONE_RELS.items()]
+        for name, text in steps:
+            t0 = time.perf_counter()
+            tx.run(text, {"source": SOURCE_ID, "targets": targets}).consume()
+            timings[name] += time.perf_counter() - t0
+        t0 = time.perf_counter()
+    timings["commit"] += time.perf_counter() - t0
+
+
+def memory_ids(store: Store) -> list[str]:
+    with store.session() as s:
+        return [r["id"] for r in s.run("MATCH (m:Memory) RETURN m.id AS id ORDER BY id")]
+
+
+def build_many(store: Store, n_memories: int, batch: int, budget_s: float, state_file: Path) -> dict:
+    """Clone the source memory until the database holds n_memories (or the budget runs out)."""
+    have = set(memory_ids(store))
+    wanted = [f"locomo-{k:04d}" for k in range(1, n_memories)]
+    todo = [m for m in wanted if m not in have]
+    previous = json.loads(state_file.read_text()) if state_file.is_file() else {}
+    timings: dict[str, float] = defaultdict(float, previous.get("step_s", {}))
+    done_before = n_memories - 1 - len(todo)
+    t_start = time.perf_counter()
+    elapsed_before = previous.get("clone_s", 0.0)
+    progress = previous.get("progress", [])
+    stopped_by_budget = False
+    for k in range(0, len(todo), batch):
+        if elapsed_before + time.perf_counter() - t_start > budget_s:
+            stopped_by_budget = True
+            break
+        clone_batch(store, clone_targets(todo[k:k + batch]), timings)
+        made = done_before + k + len(todo[k:k + batch])
+        el = elapsed_before + time.perf_counter() - t_start
+        if (k // batch) % 10 == 0 or k + batch >= len(todo):
+            progress.append({"clones": made, "elapsed_s": round(el, 1), "load": load_average()})
+            print(f"  {made} clones in {el:.0f} s ({made / el:.2f} clones/s so far), load {load_average()}",
+                  flush=True)
+        state_file.write_text(json.dumps({"clone_s": el, "step_s": timings, "progress": progress}))
+    clone_s = elapsed_before + time.perf_counter() - t_start
+    t0 = time.perf_counter()
+    with store.session() as s:
+        s.run("CALL db.awaitIndexes(3600)").consume()
+    await_s = time.perf_counter() - t0
+    out = {"clone_s": clone_s, "await_indexes_s": await_s, "step_s": dict(timings),
+           "stopped_by_budget": stopped_by_budget, "progress": progress,
+           "memories": len(memory_ids(store))}
+    state_file.write_text(json.dumps(out))
+    return out
+
+
+def profile(store: Store, name: str, params: dict) -> dict:
+    """PROFILE one cascade query: total db hits, time, and the operators that cost most."""
+    with store.session() as s:
+        for _ in range(3):  # warm
+            s.run(cypher_text(name), params).consume()
+        text = cypher_text(name)
+        lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("//")]
+        if lines and lines[0].strip().upper().startswith("CYPHER"):
+            lines[0] = lines[0].strip() + " PROFILE"  # "CYPHER 25 PROFILE ..."
+            prof_text = "\n".join(lines)
+        else:
+            prof_text = "PROFILE " + "\n".join(lines)
+        t0 = time.perf_counter()
+        summary_ = s.run(prof_text, params).consume()
+        wall = (time.perf_counter() - t0) * 1000
+    ops: list[dict] = []
+
+    def walk(p, depth=0):
+        args_ = p.get("args", {})
+        ops.append({"operator": p.get("operatorType"), "depth": depth, "rows": p.get("rows"),
+                    "db_hits": p.get("dbHits"), "time_ms": (args_.get("Time") or 0) / 1e6,
+                    "page_cache_hits": p.get("pageCacheHits"), "page_cache_misses": p.get("pageCacheMisses"),
+                    "details": str(args_.get("Details", ""))[:160]})
+        for c in p.get("children", []):
+            walk(c, depth + 1)
+
+    walk(summary_.profile)
+    return {"query": name, "wall_ms": wall,
+            "db_hits": sum(o["db_hits"] or 0 for o in ops),
+            "server_ms": (summary_.result_available_after or 0) + (summary_.result_consumed_after or 0),
+            "operators": ops}
+
+
+# ---- main ------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--memories", type=int, default=1000, help="memories in database B")
+    ap.add_argument("--queries", type=int, default=200, help="measured recalls per configuration")
+    ap.add_argument("--warmup", type=int, default=40, help="unmeasured recalls per server first")
+    ap.add_argument("--targets", type=int, default=20, help="random clones queried on B (+ the original)")
+    ap.add_argument("--clone-batch", type=int, default=5, help="clones per transaction")
+    ap.add_argument("--build-budget-min", type=float, default=40.0,
+                    help="stop cloning after this many minutes (the figure then says how many)")
+    ap.add_argument("--items", type=int, default=500)
+    ap.add_argument("--scenes", type=int, default=60)
+    ap.add_argument("--horizon", type=int, default=12, help="horizon views per scene")
+    ap.add_argument("--port-single", type=int, default=7702)
+    ap.add_argument("--port-many", type=int, default=7703)
+    ap.add_argument("--dir-single", type=Path, default=Path("/tmp/bench-recall-1"))
+    ap.add_argument("--dir-many", type=Path, default=Path("/tmp/bench-recall-many"))
+    ap.add_argument("--conf", action="append", metavar="KEY=VALUE",
+                    help=f"neo4j.local.conf of both servers (default: {' '.join(SERVER_CONF)})")
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep database B if it exists (resume or skip the cloning)")
+    ap.add_argument("--keep-servers", action="store_true", help="leave both servers running")
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--out", type=Path, required=True, help="JSON results file")
+    args = ap.parse_args(argv)
+    for p in (args.port_single, args.port_many):
+        if p in PROTECTED_PORTS:
+            ap.error(f"port {p} belongs to someone else")
+    conf = args.conf or SERVER_CONF
+    rng = random.Random(args.seed)
+    loads = {"start": load_average()}
+    result: dict = {"benchmark": "recall_latency", "neo4j_local_conf": conf,
+                    "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                                "python": sys.version.split()[0]}}
+
+    doc = synthetic_memory(SOURCE_ID, n_items=args.items, n_scenes=args.scenes, turns_per_scene=10,
+                           horizon_per_scene=args.horizon)
+    parsed = parse_document(doc)[0]
+    counts = parsed.counts()
+    result["memory"] = {"id": SOURCE_ID, "counts": counts, "objects": sum(counts.values())}
+    print(f"memory: {counts}", flush=True)
+
+    single = start_server(args.dir_single, args.port_single, conf, fresh=True)
+    many = start_server(args.dir_many, args.port_many, conf, fresh=not args.reuse)
+    result["neo4j_version"] = single.version
+    sa = Store(Settings.from_env(uri=single.uri))
+    sb = Store(Settings.from_env(uri=many.uri))
+    real = get_encoder(sa.settings.encoder)
+    enc = MemoEncoder(real)
+    try:
+        # ---- build ------------------------------------------------------------------------
+        sa.apply_schema(real.dim)
+        sb.apply_schema(real.dim)
+        t0 = time.perf_counter()
+        import_memory(parsed, store=sa, encoder=enc, replace=True)
+        result["import_single_s"] = time.perf_counter() - t0
+        result["import_single_encode_s"] = enc.seconds
+        print(f"A: imported in {result['import_single_s']:.1f} s (encoding {enc.seconds:.1f} s)", flush=True)
+        if not sb.exists(SOURCE_ID):
+            t0 = time.perf_counter()
+            import_memory(parsed, store=sb, encoder=enc, replace=True)  # replayed vectors
+            print(f"B: source imported in {time.perf_counter() - t0:.1f} s", flush=True)
+        loads["before_build"] = load_average()
+        print(f"B: cloning to {args.memories} memories, {args.clone_batch} per transaction "
+              f"(budget {args.build_budget_min} min)", flush=True)
+        build = build_many(sb, args.memories, args.clone_batch, args.build_budget_min * 60,
+                           args.dir_many / "clone-state.json")
+        loads["after_build"] = load_average()
+        build["db_bytes_on_disk"] = du(many.home / "data")
+        build["db_bytes_single"] = du(single.home / "data")
+        with sb.session() as s:
+            build["nodes"] = s.run("MATCH (n) RETURN count(n) AS n").single()["n"]
+            build["relationships"] = s.run("MATCH ()-[r]->() RETURN count(r) AS n").single()["n"]
+            build["indexes"] = [r.data() for r in s.run(
+                "SHOW INDEXES YIELD name, type, state, populationPercent, entityType, labelsOrTypes "
+                "RETURN name, type, state, populationPercent")]
+        result["build"] = build
+        n_mem = build["memories"]
+        print(f"B: {n_mem} memories, {build['nodes']:,} nodes, {build['relationships']:,} relationships, "
+              f"{build['db_bytes_on_disk'] / 2**30:.2f} GiB on disk; cloning {build['clone_s']:.0f} s, "
+              f"awaitIndexes {build['await_indexes_s']:.1f} s", flush=True)
+
+        # ---- checks -----------------------------------------------------------------------
+        all_ids = memory_ids(sb)
+        clones = [m for m in all_ids if m != SOURCE_ID]
+        targets = [SOURCE_ID] + rng.sample(clones, min(args.targets, len(clones)))
+        result["targets"] = targets
+        result["checks"] = run_checks(sb, sa, targets, real, clones)
+        print(f"checks: {json.dumps(result['checks']['summary'])}", flush=True)
+
+        # ---- measurement ------------------------------------------------------------------
+        queries = [QUERIES[i % len(QUERIES)] for i in range(args.queries)]
+        t0 = time.perf_counter()
+        qvec = dict(zip(QUERIES, real.encode(QUERIES)))
+        result["encode_40_queries_batch_ms"] = (time.perf_counter() - t0) * 1000
+        tokenizer = real._model.tokenizer
+        result["tokenizer"] = f"{type(tokenizer).__name__} of {real.name} (vocab {tokenizer.vocab_size})"
+
+        ca = TimedCascade(sa, sa.settings.retrieval)
+        cb = TimedCascade(sb, sb.settings.retrieval)
+        mems_a = Memory(SOURCE_ID, store=sa, encoder=real)
+        mems_b = {m: Memory(m, store=sb, encoder=real) for m in targets}
+        for m in [mems_a, *mems_b.values()]:
+            _ = m.encoder  # header check once, outside the timings
+
+        ca.recording = cb.recording = False
+        for i in range(args.warmup):
+            q = QUERIES[i % len(QUERIES)]
+            ca.recall(SOURCE_ID, q, qvec[q])
+            cb.recall(targets[i % len(targets)], q, qvec[q])
+            mems_a.recall(q)
+            mems_b[targets[i % len(targets)]].recall(q)
+        ca.recording = cb.recording = True
+        loads["before_measure"] = load_average()
+
+        lat = {k: [] for k in ("A_cascade", "B_cascade", "A_full", "B_full", "A_full_encode",
+                               "B_full_encode", "A_full_cascade", "B_full_cascade")}
+        by_target: dict[str, list[float]] = defaultdict(list)
+        tokens, evidence_shape = [], []
+        same_ids = 0
+        for i, q in enumerate(queries):
+            target = targets[i % len(targets)]
+            order = ("A", "B") if i % 2 == 0 else ("B", "A")
+            recs = {}
+            for side in order:  # precomputed vector: the cascade alone
+                t0 = time.perf_counter()
+                if side == "A":
+                    recs["A"] = ca.recall(SOURCE_ID, q, qvec[q])
+                else:
+                    recs["B"] = cb.recall(target, q, qvec[q])
+                dt = (time.perf_counter() - t0) * 1000
+                lat[f"{side}_cascade"].append(dt)
+                if side == "B":
+                    by_target[target].append(dt)
+            same_ids += ([s.id for s in recs["A"].scenes], [x.id for x in recs["A"].items]) == \
+                        ([s.id for s in recs["B"].scenes], [x.id for x in recs["B"].items])
+            for side in order:  # Memory.recall: encoding + cascade (+ its thread pool)
+                mem = mems_a if side == "A" else mems_b[target]
+                t0 = time.perf_counter()
+                r = mem.recall(q)
+                lat[f"{side}_full"].append((time.perf_counter() - t0) * 1000)
+                lat[f"{side}_full_encode"].append(r.timings_ms["encode"])
+                lat[f"{side}_full_cascade"].append(r.timings_ms["cascade"])
+                if side == "A":
+                    text = mem.evidence(r)
+                    tokens.append(len(tokenizer(text, add_special_tokens=False, truncation=False)["input_ids"]))
+                    evidence_shape.append({"scenes": len(r.scenes), "turns": sum(len(s.turns) for s in r.scenes),
+                                           "items": len(r.items), "chars": len(text)})
+        loads["after_measure"] = load_average()
+        ca.close()
+        cb.close()
+
+        result["latency_ms"] = {k: summary(v) for k, v in lat.items()}
+        result["latency_ms_B_by_target"] = {m: summary(v) for m, v in by_target.items()}
+        result["same_result_A_vs_B"] = f"{same_ids}/{len(queries)}"
+        result["evidence_tokens"] = summary(tokens)
+        result["evidence_shape_median"] = {k: statistics.median(e[k] for e in evidence_shape)
+                                           for k in evidence_shape[0]}
+        result["per_query_ms"] = {
+            name: {"A": summary(ca.times.get(name, [])), "B": summary(cb.times.get(name, []))}
+            for name in sorted(set(ca.times) | set(cb.times))}
+
+        # ---- PROFILE of the slowest queries on B, and the same on A --------------------------
+        slow = sorted(result["per_query_ms"], key=lambda n: -result["per_query_ms"][n]["B"]["p50"])[:4]
+        result["profiles"] = {}
+        for name in slow:
+            params_b = cb.last_params[name]
+            params_a = {**params_b, "memory_id": SOURCE_ID}
+            if "lucene" in params_b:
+                params_a["lucene"] = ca.last_params[name]["lucene"]
+            result["profiles"][name] = {"A": profile(sa, name, params_a), "B": profile(sb, name, params_b)}
+        result["jvm_peak_rss_bytes"] = {
+            "A": proc_status(single.status()["pid"], "VmHWM").get("VmHWM"),
+            "B": proc_status(many.status()["pid"], "VmHWM").get("VmHWM")}
+    finally:
+        sa.close()
+        sb.close()
+        if not args.keep_servers:
+            single.stop()
+            many.stop()
+        loads["end"] = load_average()
+        result["load_average_1_5_15"] = loads
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+
+    report(result, args)
+    return 0
+
+
+def run_checks(sb: Store, sa: Store, targets: list[str], encoder: Encoder, clones: list[str]) -> dict:
+    """Clones are faithful copies and recall against a clone sees only that clone."""
+    out: dict = {}
+    src_counts = sb.counts(SOURCE_ID)
+    with sb.session() as s:
+        src_rels = [r.data() for r in s.run(REL_COUNTS, {"memory_id": SOURCE_ID})]
+        out["relationships_of_source"] = src_rels
+        mismatched = []
+        for m in targets[1:]:
+            rels = [r.data() for r in s.run(REL_COUNTS, {"memory_id": m})]
+            if sb.counts(m) != src_counts or rels != src_rels:
+                mismatched.append(m)
+        out["clones_differing_from_source"] = mismatched
+        out["cross_memory_relationships"] = s.run(CROSS_LINKS).single()["n"]
+        vec = encoder.encode(["What did Ana say about the guitar at the lake?"])[0]
+        foreign = defaultdict(int)
+        hits = defaultdict(int)
+        for m in targets:
+            for label, text in CHECK_DENSE.items():
+                got = [r["m"] for r in s.run(text, {"vector": vec, "memory_id": m})]
+                hits[label] += len(got)
+                foreign[label] += sum(x != m for x in got)
+            for kind in ("topic", "scene", "item"):
+                lucene = f"+ft_scope:{ft_scope(kind, m)} +(text:(guitar lake) title:(guitar lake))"
+                got = [r["m"] for r in s.run(CHECK_FULLTEXT, {"lucene": lucene})]
+                hits[f"fulltext-{kind}"] += len(got)
+                foreign[f"fulltext-{kind}"] += sum(x != m for x in got)
+        out["index_hits"] = dict(hits)
+        out["index_hits_of_other_memories"] = dict(foreign)
+    # a marker word in one clone's topic t3, scene s7 and item i7 (t3 holds s7, s7 holds i7):
+    # recall of that word finds them in that clone and nothing marked anywhere else
+    marked, other = targets[1], targets[2]
+    marker = "zebracornquux"
+    mark = ("MATCH (t:Topic {memory_id: $m, id: 't3'}), (sc:Scene {memory_id: $m, id: 's7'}), "
+            "(i:Item {memory_id: $m, id: 'i7'}) "
+            "SET t.title = t.title + ' ' + $w, sc.title = sc.title + ' ' + $w, i.text = i.text + ' ' + $w")
+    restore = ("MATCH (t:Topic {memory_id: $m, id: 't3'}), (sc:Scene {memory_id: $m, id: 's7'}), "
+               "(i:Item {memory_id: $m, id: 'i7'}), (t0:Topic {memory_id: $source, id: 't3'}), "
+               "(sc0:Scene {memory_id: $source, id: 's7'}), (i0:Item {memory_id: $source, id: 'i7'}) "
+               "SET t.title = t0.title, sc.title = sc0.title, i.text = i0.text")
+    with sb.session() as s:
+        s.run(mark, {"m": marked, "w": marker}).consume()
+        s.run("CALL db.awaitIndexes(600)").consume()
+    rec = {}
+    try:
+        for m in (marked, other, SOURCE_ID):
+            r = Memory(m, store=sb, encoder=encoder).recall(marker)
+            rec[m] = {"items_with_marker": [i.id for i in r.items if marker in i.text],
+                      "scenes_with_marker": [sc.id for sc in r.scenes if marker in (sc.title or "")]}
+    finally:
+        with sb.session() as s:  # undo: the clone is a faithful copy again
+            s.run(restore, {"m": marked, "source": SOURCE_ID}).consume()
+    out["marker_recall"] = rec
+    found = rec[marked]["items_with_marker"] == ["i7"] and rec[marked]["scenes_with_marker"] == ["s7"]
+    leaked = any(rec[m]["items_with_marker"] or rec[m]["scenes_with_marker"] for m in (other, SOURCE_ID))
+    out["summary"] = {
+        "clones_checked": len(targets) - 1,
+        "faithful_copies": not out["clones_differing_from_source"],
+        "cross_memory_relationships": out["cross_memory_relationships"],
+        "index_hits_of_other_memories": sum(foreign.values()),
+        "index_hits": sum(hits.values()),
+        "marker_found_in_its_clone": found,
+        "marker_seen_in_other_memories": leaked,
+    }
+    return out
+
+
+def report(r: dict, args) -> None:
+    lat = r["latency_ms"]
+    b = r["build"]
+    print(f"\nNeo4j {r['neo4j_version']}, {r['machine']['cpus']} CPUs; both servers: {', '.join(r['neo4j_local_conf'])}")
+    print(f"load average (1/5/15 min): {r['load_average_1_5_15']}")
+    print(f"memory {r['memory']['id']}: {r['memory']['counts']}")
+    print(f"database B: {b['memories']} memories, {b['nodes']:,} nodes, {b['relationships']:,} relationships, "
+          f"{b['db_bytes_on_disk'] / 2**30:.2f} GiB on disk (A: {b['db_bytes_single'] / 2**20:.0f} MiB); "
+          f"cloning {b['clone_s'] / 60:.1f} min{' (stopped by the time budget)' if b['stopped_by_budget'] else ''}, "
+          f"awaitIndexes {b['await_indexes_s']:.1f} s\n")
+    n_b = b["memories"]
+    print(f"| recall latency, ms ({lat['A_cascade']['n']} queries) | 1 memory p50 | p95 | {n_b} memories p50 | p95 | ratio p50 | ratio p95 |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for key, what in (("cascade", "cascade, precomputed vector (`Cascade.recall`)"),
+                      ("full", "with query encoding (`Memory.recall`)"),
+                      ("full_encode", "  of which encoding"), ("full_cascade", "  of which cascade")):
+        a, bb = lat[f"A_{key}"], lat[f"B_{key}"]
+        print(f"| {what} | {a['p50']:.1f} | {a['p95']:.1f} | {bb['p50']:.1f} | {bb['p95']:.1f} | "
+              f"{bb['p50'] / a['p50']:.2f} | {bb['p95'] / a['p95']:.2f} |")
+    t = r["evidence_tokens"]
+    print(f"\nevidence tokens per query ({r['tokenizer']}): median {t['p50']:.0f}, p95 {t['p95']:.0f}, "
+          f"max {t['max']}; median shape {r['evidence_shape_median']}")
+    print(f"same scene and item ids on A and B for the same query: {r['same_result_A_vs_B']}")
+    print("\n| named query (wall ms, concurrent) | A p50 | A p95 | B p50 | B p95 | ratio p50 |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for name, v in sorted(r["per_query_ms"].items(), key=lambda kv: -kv[1]["B"]["p50"]):
+        print(f"| {name} (n={v['B']['n']}) | {v['A']['p50']:.1f} | {v['A']['p95']:.1f} | {v['B']['p50']:.1f} | "
+              f"{v['B']['p95']:.1f} | {v['B']['p50'] / v['A']['p50']:.2f} |")
+    print("\nPROFILE (one run each, after 3 warm runs): db hits, server ms (available+consumed)")
+    for name, p in r["profiles"].items():
+        print(f"  {name}: A {p['A']['db_hits']:,} hits {p['A']['server_ms']} ms | "
+              f"B {p['B']['db_hits']:,} hits {p['B']['server_ms']} ms")
+        for o in p["B"]["operators"]:
+            print(f"      B {'  ' * o['depth']}{o['operator']}: rows {o['rows']}, hits {o['db_hits']}, "
+                  f"{o['time_ms']:.1f} ms  {o['details'][:90]}")
+    print(f"\nchecks: {json.dumps(r['checks']['summary'])}")
+    print(f"JSON: {args.out}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

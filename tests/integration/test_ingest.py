@@ -1,0 +1,194 @@
+"""The write path with a scripted LLM served through the real `openai` client: every stage's
+parsing and graph writes, invalid replies, kill-and-resume, re-ingest and incremental ingest."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tmem_graph import api
+from tmem_graph.construct.inputs import read_conversation
+from tmem_graph.llm.cache import ResponseCache
+from tmem_graph.llm.client import LLMClient, LLMError, LLMSettings
+
+DIALOGUE = Path(__file__).parents[2] / "examples" / "short-dialogue.jsonl"
+
+
+def script_first_half(llm):
+    """Replies for the first session (turns a1-a4): one scene, one new topic."""
+    llm.expect("[1] [2024-04-02T19:00:00] Ana: I finally booked", {"starts": []})
+    llm.expect("Describe this scene", {
+        "title": "Ana books a cooking class with a seafood market tour in Porto for early June",
+        "summary": "Ana booked a cooking class in Porto for the first week of June 2024. She will skip oysters.",
+        "narrative": "On 2 April 2024 Ana told Ben she had booked a cooking class in Porto for the first week of June."})
+    llm.expect("This scene starts a new topic", {"title": "Ana's cooking class in Porto",
+                                                  "keywords": ["cooking class", "Porto", "seafood"]})
+    llm.expect("Topic t1: Ana's cooking class in Porto\n\nScenes to extract from", {"items": [
+        {"text": "Ana booked a cooking class in Porto for the first week of June 2024.", "scene_ids": ["s1"],
+         "time": "2024-04-02"},
+        {"text": "Oysters upset Ana's stomach, so she avoids them.", "scene_ids": ["s1", "s99"]},
+        {"text": "An item from nowhere.", "scene_ids": ["s42"]}]})
+    llm.expect("Fact: Ana booked a cooking class", {"triggers": [
+        {"concept": "travel plans", "bridge": "scheduling meetings in early June",
+         "rationale": "Ana is away then"}]})
+    llm.expect("Fact: Oysters upset Ana's stomach", {"triggers": [
+        {"concept": "food intolerance", "bridge": "choosing a restaurant with Ana",
+         "rationale": "she cannot eat oysters"}]})
+    llm.expect("Read this scene", {
+        "situation": "planning a trip", "object": "a cooking class", "event": "booking a class",
+        "emotion": "excitement", "horizon": {"goal_arc": "travelling to Portugal in June",
+                                            "avoidance_habit": "avoiding shellfish at group meals",
+                                            "personal_arc": None, "belief_in_action": "null",
+                                            "legacy_anchor": None}})
+    llm.expect("Keep a profile of Ana", {"summary": "Ana likes cooking; oysters upset her stomach."})
+    llm.expect("Keep a profile of Ben", {"summary": "Ben is Ana's friend."})
+
+
+def script_second_half(llm):
+    llm.expect("[1] [2024-04-20T10:00:00] Ben: My sister Clara", {"starts": []})
+    llm.expect("Describe this scene", {
+        "title": "Ben prepares his spare room for his sister Clara who moves in next month",
+        "summary": "Ben's sister Clara moves in with him in May 2024; he must clear his bike gear.",
+        "narrative": "On 20 April 2024 Ben said Clara would move in while job hunting."})
+    llm.expect("- t1: Ana's cooking class in Porto", {"results": [{"topic_id": "t1", "match": False}]})
+    llm.expect("This scene starts a new topic", {"title": "Clara moves in with Ben",
+                                                  "keywords": ["Clara", "spare room"]})
+    llm.expect("Topic t2: Clara moves in with Ben", {"items": [
+        {"text": "Ben's sister Clara moves in with him in May 2024 while she looks for a job.",
+         "scene_ids": ["s2"]}]})
+    llm.expect("Fact: Ben's sister Clara", {"triggers": [
+        {"concept": "family living together", "bridge": "inviting Ben to travel in May",
+         "rationale": "he is hosting Clara"}]})
+    llm.expect("Read this scene", {
+        "situation": "a family arrangement", "object": "a spare room", "event": "a sister moving in",
+        "emotion": "generosity", "horizon": {"personal_arc": "Ben adjusting to sharing his home"}})
+    llm.expect("Keep a profile of Ben", {"summary": "Ben's sister Clara moves in with him."})
+    llm.expect("Keep a profile of Ana", {"summary": "Ana likes cooking; she offered Ben her car."})
+
+
+def client(llm, tmp_path, retries=2):
+    return LLMClient(LLMSettings(base_url=llm.url, model="scripted", retries=retries),
+                     cache=ResponseCache(tmp_path / "cache.sqlite"))
+
+
+def ingest(store, encoder, memory_id, turns, llm_client, **kw):
+    return api.ingest(memory_id, turns, store=store, encoder=encoder, llm=llm_client, concurrency=2, **kw)
+
+
+@pytest.fixture
+def halves():
+    turns = read_conversation(DIALOGUE)
+    return turns[:4], turns[4:]
+
+
+def test_first_build_writes_every_stage(store, encoder, new_id, scripted_llm, tmp_path, halves):
+    script_first_half(scripted_llm)
+    memory_id = new_id("ingest")
+    report = ingest(store, encoder, memory_id, halves[0], client(scripted_llm, tmp_path))
+    assert (report.new_turns, report.new_scenes, report.new_topics, report.new_items) == (4, 1, 1, 2)
+    doc = api.Memory(memory_id, store=store).export()
+    assert [s["id"] for s in doc["scenes"]] == ["s1"] and doc["scenes"][0]["turn_ids"] == ["a1", "a2", "a3", "a4"]
+    assert doc["scenes"][0]["time"] == "2024-04-02T19:00:00"
+    assert doc["topics"] == [{"id": "t1", "title": "Ana's cooking class in Porto",
+                              "keywords": ["cooking class", "Porto", "seafood"], "scene_ids": ["s1"]}]
+    assert [(i["id"], i["kind"], i["scene_ids"]) for i in doc["items"]] == [("i1", "atomic", ["s1"]),
+                                                                            ("i2", "atomic", ["s1"])]
+    assert doc["items"][0]["time"] == "2024-04-02"
+    assert doc["scenes"][0]["triggers"]["horizon"] == [
+        {"channel": "avoidance_habit", "text": "avoiding shellfish at group meals"},
+        {"channel": "goal_arc", "text": "travelling to Portugal in June"}]
+    stats = api.Memory(memory_id, store=store).stats()
+    assert set(stats["trigger_families"]) == {"item", "scene", "horizon"}
+    assert stats["ledger"]["segment"]["calls"] == 1 and stats["ledger"]["items"]["calls"] == 1
+    assert stats["ledger"]["item_triggers"]["prompt_tokens"] > 0
+
+
+def test_invalid_replies_are_retried_and_exhausted_retries_name_the_stage(store, encoder, new_id,
+                                                                        scripted_llm, tmp_path, halves):
+    memory_id = new_id("invalid")
+    scripted_llm.expect("[1] [2024-04-02T19:00:00] Ana", '{"starts": [')          # truncated JSON
+    scripted_llm.expect("[1] [2024-04-02T19:00:00] Ana", {"boundaries": "none"})  # wrong schema
+    scripted_llm.expect("[1] [2024-04-02T19:00:00] Ana", {"starts": [3, 17]})    # 17 is out of range
+    scripted_llm.expect("Describe this scene", {"title": "only a title"}, reusable=True)
+    with pytest.raises(LLMError, match=r"scene scene s1: no valid SceneCard reply after 3 attempts"):
+        ingest(store, encoder, memory_id, halves[0], client(scripted_llm, tmp_path))
+    assert not store.exists(memory_id)  # nothing written
+    boundary_requests = [r for r in scripted_llm.requests if "New turns, numbered" in r["messages"][-1]["content"]]
+    assert len(boundary_requests) == 3
+    assert boundary_requests[0]["response_format"]["type"] == "json_schema"
+    card_requests = [r for r in scripted_llm.requests if "Describe this scene" in r["messages"][-1]["content"]]
+    assert len(card_requests) == 6  # two scenes (a3 started one), each tried 1 + 2 retries ... concurrently
+    scripted_llm.script.clear()
+
+
+def test_interrupted_build_resumes_from_the_cache_to_the_same_graph(store, encoder, new_id, scripted_llm,
+                                                                 tmp_path, halves):
+    reference_id, resumed_id = new_id("ref"), new_id("resume")
+    script_first_half(scripted_llm)
+    ingest(store, encoder, reference_id, halves[0], client(scripted_llm, tmp_path / "a"))
+
+    script_first_half(scripted_llm)
+
+    def crash(stage, done, total):
+        if stage == "item_triggers" and done == 1:
+            raise KeyboardInterrupt("killed")
+
+    with pytest.raises(KeyboardInterrupt):
+        ingest(store, encoder, resumed_id, halves[0], client(scripted_llm, tmp_path / "b"), progress=crash)
+    assert not store.exists(resumed_id)
+    asked = len(scripted_llm.requests)
+    remaining = list(scripted_llm.script)
+    assert remaining, "the crash should leave scene-trigger and persona work undone"
+    ingest(store, encoder, resumed_id, halves[0], client(scripted_llm, tmp_path / "b"))
+    assert scripted_llm.script == []  # exactly the unfinished work was asked for
+    assert len(scripted_llm.requests) - asked == len(remaining)
+    ref = api.Memory(reference_id, store=store).export()
+    got = api.Memory(resumed_id, store=store).export()
+    assert {**got, "memory_id": None} == {**ref, "memory_id": None}
+
+
+def test_reingest_is_a_no_op_and_the_second_half_extends(store, encoder, new_id, scripted_llm, tmp_path, halves):
+    memory_id = new_id("incr")
+    script_first_half(scripted_llm)
+    llm = client(scripted_llm, tmp_path)
+    ingest(store, encoder, memory_id, halves[0], llm)
+    before = api.Memory(memory_id, store=store).export()
+    asked = len(scripted_llm.requests)
+    again = ingest(store, encoder, memory_id, halves[0], llm)
+    assert (again.new_turns, again.skipped_turns) == (0, 4)
+    assert len(scripted_llm.requests) == asked
+    assert api.Memory(memory_id, store=store).export() == before
+
+    script_second_half(scripted_llm)
+    report = ingest(store, encoder, memory_id, halves[0] + halves[1], llm)
+    assert (report.new_turns, report.skipped_turns, report.new_scenes, report.new_topics) == (4, 4, 1, 1)
+    after = api.Memory(memory_id, store=store).export()
+    assert after["turns"][:4] == before["turns"] and [t["id"] for t in after["turns"][4:]] == ["b1", "b2", "b3", "b4"]
+    assert after["scenes"][0] == before["scenes"][0]
+    assert after["scenes"][1]["id"] == "s2" and after["scenes"][1]["turn_ids"] == ["b1", "b2", "b3", "b4"]
+    assert [t["id"] for t in after["topics"]] == ["t1", "t2"] and after["topics"][0] == before["topics"][0]
+    assert after["items"][:2] == before["items"]
+    assert after["items"][2]["id"] == "i3" and after["items"][2]["scene_ids"] == ["s2"]
+    personas = {p["speaker"]: p["summary"] for p in after["personas"]}
+    assert personas == {"Ana": "Ana likes cooking; she offered Ben her car.",
+                        "Ben": "Ben's sister Clara moves in with him."}
+    with store.session() as s:
+        nexts = s.run("MATCH (a:Scene {memory_id: $m})-[:NEXT]->(b) RETURN a.id AS a, b.id AS b", m=memory_id).data()
+    assert nexts == [{"a": "s1", "b": "s2"}]
+    ledger = api.Memory(memory_id, store=store).stats()["ledger"]
+    assert ledger["segment"]["calls"] == 2 and ledger["topic"]["calls"] == 3
+
+
+def test_bad_input_is_rejected_before_any_llm_call(tmp_path, scripted_llm, store):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"speaker": "Ana", "text": "hi"}\n{"speaker": "", "text": "x"}\n'
+                   '{"speaker": "Ben", "text": "yo", "time": "yesterday"}\nnot json\n')
+    from tmem_graph.errors import ValidationError
+
+    with pytest.raises(ValidationError) as info:
+        api.ingest("m-bad", bad, store=store, llm=client(scripted_llm, tmp_path))
+    assert info.value.problems == [
+        f'{bad} line 4: invalid JSON (Expecting value)',
+        f'{bad} line 2: "speaker" is missing or empty',
+        f"{bad} line 3: \"time\" 'yesterday' is not an ISO 8601 date-time"]
+    assert scripted_llm.requests == []

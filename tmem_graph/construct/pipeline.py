@@ -1,0 +1,209 @@
+"""Build or extend a memory: new turns → scenes → topics → items → triggers → personas →
+one write transaction.
+
+Incremental: only turns the memory does not hold yet are processed; topics are matched
+against the existing ones; items are extracted for touched topics from the new scenes only
+(older scenes of the topic are shown for connections); triggers are made for new objects;
+personas are updated from the new turns. Resumable: every accepted LLM reply is cached by
+(model, prompt, schema), ids are deterministic and the graph is written in one transaction,
+so a killed build re-run gives the same graph without asking the LLM again.
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, TypeVar
+
+from ..embeddings import Encoder
+from ..errors import EncoderMismatch, MemoryNotFound
+from ..llm.client import LLMClient
+from ..memory_format import check_memory_id
+from ..model import Item, MemoryDoc, Persona, Scene, Turn
+from ..store import Store
+from ..transfer import export_memory, memory_rows, write_rows
+from . import stages
+from .inputs import InputTurn
+
+T = TypeVar("T")
+R = TypeVar("R")
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class IngestReport:
+    memory_id: str
+    new_turns: int = 0
+    skipped_turns: int = 0
+    new_scenes: int = 0
+    new_topics: int = 0
+    touched_topics: int = 0
+    new_items: int = 0
+    new_trigger_views: int = 0
+    ledger: dict[str, dict] = field(default_factory=dict)
+
+
+def _fresh_ids(prefix: str, taken: Iterable[str]) -> Callable[[], str]:
+    """A generator of ids `<prefix><n>` that skips ids already taken."""
+    used = set(taken)
+    counter = [0]
+
+    def next_id() -> str:
+        while True:
+            counter[0] += 1
+            candidate = f"{prefix}{counter[0]}"
+            if candidate not in used:
+                used.add(candidate)
+                return candidate
+
+    return next_id
+
+
+def new_turns(existing: list[Turn], incoming: list[InputTurn]) -> tuple[list[Turn], int]:
+    """The incoming turns the memory does not hold yet (same id, or same speaker, time and
+    text without ids), with ids assigned; and how many were skipped."""
+    ids = {t.id for t in existing}
+    keys = {(t.speaker, t.time, t.text) for t in existing}
+    next_id = _fresh_ids("T", ids)
+    out, skipped = [], 0
+    for t in incoming:
+        if (t.id is not None and t.id in ids) or (t.id is None and (t.speaker, t.time, t.text) in keys):
+            skipped += 1
+            continue
+        tid = t.id or next_id()
+        ids.add(tid)
+        keys.add((t.speaker, t.time, t.text))
+        out.append(Turn(tid, t.speaker, t.text, t.time, t.session))
+    return out, skipped
+
+
+class Builder:
+    """Runs the construction pipeline for one memory with one LLM, encoder and store."""
+
+    def __init__(self, store: Store, llm: LLMClient, encoder: Encoder, concurrency: int = 4,
+                 progress: Progress | None = None):
+        self.store, self.llm, self.encoder = store, llm, encoder
+        self.concurrency = max(1, concurrency)
+        self.progress = progress or (lambda stage, done, total: None)
+
+    def _map(self, stage: str, fn: Callable[[T], R], values: list[T]) -> list[R]:
+        """fn over values with a bounded pool, in order, reporting progress."""
+        self.progress(stage, 0, len(values))
+        out: list[R] = []
+        with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix=f"tmem-{stage}") as pool:
+            for n, result in enumerate(pool.map(fn, values), 1):
+                out.append(result)
+                self.progress(stage, n, len(values))
+        return out
+
+    def ingest(self, memory_id: str, incoming: list[InputTurn]) -> IngestReport:
+        """Build the memory, or extend it with the turns it does not hold yet."""
+        check_memory_id(memory_id)
+        self.store.require_schema(self.encoder.dim)
+        self._ledger_start = {k: dict(vars(v)) for k, v in self.llm.ledger.items()}
+        old = self._existing(memory_id)
+        report = IngestReport(memory_id)
+        turns, report.skipped_turns = new_turns(old.turns, incoming)
+        report.new_turns = len(turns)
+        if not turns:
+            return report
+        turns_by_id = {t.id: t for t in old.turns + turns}
+
+        self.progress("segment", 0, 1)
+        groups = stages.segment(turns, self.llm)
+        self.progress("segment", 1, 1)
+        next_scene = _fresh_ids("s", (s.id for s in old.scenes))
+        scenes = [Scene(next_scene(), [t.id for t in g], time=g[0].time) for g in groups]
+        self._map("scene", lambda s: stages.scene_card(s, [turns_by_id[t] for t in s.turn_ids], self.llm), scenes)
+
+        topics = old.topics
+        old_topic_ids = {t.id for t in topics}
+        self.progress("topic", 0, len(scenes))
+        touched = stages.assign_topics(scenes, topics, self.llm, _fresh_ids("t", (t.id for t in topics)))
+        self.progress("topic", len(scenes), len(scenes))
+        scene_by_id = {s.id: s for s in old.scenes + scenes}
+        new_scene_ids = {s.id for s in scenes}
+        touched_topics = [t for t in topics if t.id in touched]
+
+        def items_of(topic):
+            fresh = [scene_by_id[s] for s in topic.scene_ids if s in new_scene_ids]
+            context = [scene_by_id[s] for s in topic.scene_ids if s not in new_scene_ids][-5:]
+            return stages.extract_items(topic, fresh, context, turns_by_id, self.llm)
+
+        next_item = _fresh_ids("i", (i.id for i in old.items))
+        items: list[Item] = []
+        seen: set[tuple[str, tuple[str, ...]]] = set()
+        for batch in self._map("items", items_of, touched_topics):
+            for item in batch:
+                key = (item.text.lower(), tuple(item.scene_ids))
+                if key not in seen:
+                    seen.add(key)
+                    item.id = next_item()
+                    items.append(item)
+        for item, trigs in zip(items, self._map("item_triggers", lambda i: stages.item_triggers(i, self.llm), items)):
+            item.triggers = trigs
+        self._map("scene_triggers",
+                  lambda s: stages.scene_triggers(s, [turns_by_id[t] for t in s.turn_ids], self.llm), scenes)
+
+        speakers = list(dict.fromkeys(old.speakers + [t.speaker for t in turns]))
+        current = {p.speaker: p.summary for p in old.personas}
+        talking = [s for s in speakers if any(t.speaker == s for t in turns)]
+        summaries = self._map("persona", lambda s: stages.persona(s, current.get(s), turns, self.llm), talking)
+        personas = [Persona(s, text) for s, text in zip(talking, summaries) if text]
+
+        delta = MemoryDoc(memory_id, speakers, turns, scenes, touched_topics, items, personas)
+        report.new_scenes, report.new_items = len(scenes), len(items)
+        report.touched_topics = len(touched_topics)
+        report.new_topics = sum(1 for t in touched_topics if t.id not in old_topic_ids)
+        report.new_trigger_views = delta.counts()["triggers"]
+        self._write(old, delta)
+        report.ledger = self._ledger_totals(memory_id)
+        return report
+
+    def _existing(self, memory_id: str) -> MemoryDoc:
+        try:
+            header = self.store.memory(memory_id)
+        except MemoryNotFound:
+            return MemoryDoc(memory_id)
+        if header["encoder"] != self.encoder.name or header["dim"] != self.encoder.dim:
+            raise EncoderMismatch(f"memory {memory_id!r} was built with encoder {header['encoder']!r}, "
+                                  f"not {self.encoder.name!r}; set TMEM_ENCODER to the memory's encoder")
+        return export_memory(self.store, memory_id)
+
+    def _write(self, old: MemoryDoc, delta: MemoryDoc) -> None:
+        """Write the new and changed objects and the updated ledger in one transaction."""
+        self.progress("write", 0, 1)
+        offsets = {"turns": len(old.turns), "scenes": len(old.scenes), "items": len(old.items),
+                   "topics": 0}
+        # changed topics keep their place; new ones go after the old ones
+        rows = memory_rows(delta, self.encoder, self.store.settings.encode_batch, offsets,
+                           chain_from=old.scenes[-1].id if old.scenes else None)
+        position = {t.id: n for n, t in enumerate(old.topics)}
+        for n, row in enumerate(rows["topics"]):
+            row["seq"] = position.get(row["id"], len(old.topics) + n)
+        m = delta.memory_id
+        ledger = self._merged_ledger(m)
+        with self.store.transaction() as tx:
+            if not old.turns and not self.store.exists(m):
+                self.store.create_memory_in(tx, m, self.encoder.name, self.encoder.dim, delta.speakers)
+            write_rows(self.store, tx, m, rows)
+            self.store.tx_run(tx, "store/memory_update", memory_id=m, speakers=delta.speakers,
+                              ledger=json.dumps(ledger))
+        self.progress("write", 1, 1)
+
+    def _merged_ledger(self, memory_id: str) -> dict[str, dict]:
+        try:
+            previous = self.store.memory(memory_id)["ledger"] or {}
+        except MemoryNotFound:
+            previous = {}
+        merged = {k: dict(v) for k, v in previous.items()}
+        for stage, usage in self.llm.ledger.items():  # only what this ingest used
+            row = merged.setdefault(stage, {})
+            start = self._ledger_start.get(stage, {})
+            for key, value in vars(usage).items():
+                row[key] = row.get(key, 0) + value - start.get(key, 0)
+        return merged
+
+    def _ledger_totals(self, memory_id: str) -> dict[str, dict]:
+        return self.store.memory(memory_id)["ledger"] or {}

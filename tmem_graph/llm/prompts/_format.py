@@ -1,0 +1,22 @@
+"""Shared rendering of turns and scenes inside prompts."""
+
+from __future__ import annotations
+
+
+def render_turns(turns, numbered: bool = False) -> str:
+    """One line per turn: `[n] [time] Speaker: text`."""
+    lines = []
+    for n, t in enumerate(turns, 1):
+        stamp = f"[{t.time}] " if t.time else ""
+        lines.append(f"{f'[{n}] ' if numbered else ''}{stamp}{t.speaker}: {t.text}")
+    return "\n".join(lines)
+
+
+def render_scene(scene, turns_by_id, with_dialogue: bool = True) -> str:
+    """A scene block: id, time, title, summary, narrative and (optionally) its dialogue."""
+    parts = [f"--- scene {scene.id} (time: {scene.time or 'unknown'}) ---",
+             f"Title: {scene.title or ''}", f"Summary: {scene.summary or ''}",
+             f"Narrative: {scene.narrative or ''}"]
+    if with_dialogue:
+        parts.append("Dialogue:\n" + render_turns([turns_by_id[t] for t in scene.turn_ids]))
+    return "\n".join(parts)
