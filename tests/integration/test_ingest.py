@@ -192,3 +192,63 @@ def test_bad_input_is_rejected_before_any_llm_call(tmp_path, scripted_llm, store
         f'{bad} line 2: "speaker" is missing or empty',
         f"{bad} line 3: \"time\" 'yesterday' is not an ISO 8601 date-time"]
     assert scripted_llm.requests == []
+
+
+def test_cli_ingest_killed_with_sigkill_resumes_to_the_same_graph(store, encoder, new_id, scripted_llm,
+                                                                 tmp_path, halves):
+    """A real `tmem ingest` process is SIGKILLed mid-build; the re-run finishes the same memory."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    reference_id, killed_id = new_id("cli-ref"), new_id("cli-kill")
+    script_first_half(scripted_llm)
+    ingest(store, encoder, reference_id, halves[0], client(scripted_llm, tmp_path / "ref"))
+    full_run = len(scripted_llm.requests)
+    scripted_llm.requests.clear()
+    scripted_llm.script.clear()
+    for needle, reply, _ in _replies_of(script_first_half):
+        scripted_llm.expect(needle, reply, reusable=True)
+
+    env = {**os.environ, "TMEM_LLM_BASE_URL": scripted_llm.url, "TMEM_LLM_MODEL": "scripted",
+           "TMEM_LLM_CACHE": str(tmp_path / "cli-cache.sqlite")}
+    cmd = [sys.executable, "-m", "tmem_graph.cli", "ingest", str(DIALOGUE), "--memory", killed_id,
+           "--concurrency", "1"]
+    first_half = tmp_path / "first.jsonl"
+    first_half.write_text("".join(line + "\n" for line in DIALOGUE.read_text().splitlines()[:4]))
+    cmd[4] = str(first_half)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(scripted_llm.requests) < 4 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the build finished before it could be killed"
+    assert not store.exists(killed_id)
+    asked_before = len(scripted_llm.requests)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "+4 turns" in done.stdout
+    resumed_requests = len(scripted_llm.requests) - asked_before
+    assert resumed_requests <= full_run - asked_before + 1  # at most the one in flight is asked again
+    ref = api.Memory(reference_id, store=store).export()
+    got = api.Memory(killed_id, store=store).export()
+    assert {**got, "memory_id": None} == {**ref, "memory_id": None}
+    again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "nothing new" in again.stdout
+
+
+def _replies_of(script):
+    """The (needle, reply, reusable) triples a script function registers."""
+    class Recorder:
+        def __init__(self):
+            self.script = []
+
+        def expect(self, needle, reply, reusable=False):
+            self.script.append((needle, reply if isinstance(reply, str) else json.dumps(reply), reusable))
+
+    rec = Recorder()
+    script(rec)
+    return rec.script
