@@ -382,17 +382,25 @@ def to_document(memory: MemoryDoc) -> dict:
     }
 
 
-def load_file(path: str | Path) -> tuple[MemoryDoc, list[str]]:
-    """Read and validate a `tmem-memory/1` JSON file."""
+def read_text(path: str | Path) -> str:
+    """A UTF-8 text file's content; a missing or unreadable file is a ValidationError."""
     p = Path(path)
     try:
-        raw = p.read_text(encoding="utf-8")
+        return p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ValidationError([f"{p}: no such file"]) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ValidationError([f"{p}: cannot be read ({exc})"]) from None
+
+
+def parse_json(raw: str, where: str | Path) -> Any:
+    """Decoded JSON; a syntax error is a ValidationError naming `where`, line and column."""
     try:
-        doc = json.loads(raw)
+        return json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise ValidationError([f"{p}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"]) from None
-    return parse_document(doc)
+        raise ValidationError([f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"]) from None
+
+
+def load_file(path: str | Path) -> tuple[MemoryDoc, list[str]]:
+    """Read and validate a `tmem-memory/1` JSON file."""
+    return parse_document(parse_json(read_text(path), path))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ValidationError
-from ..memory_format import MAX_TEXT_BYTES, is_iso_datetime
+from ..memory_format import MAX_TEXT_BYTES, is_iso_datetime, parse_json, read_text
 
 LOCOMO_TIME = "%I:%M %p on %d %B, %Y"
 
@@ -31,15 +31,10 @@ class InputTurn:
 def read_conversation(path: str | Path, fmt: str | None = None, sample: str | None = None) -> list[InputTurn]:
     """Turns of the conversation in `path` (format guessed when `fmt` is None)."""
     p = Path(path)
-    try:
-        raw = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ValidationError([f"{p}: no such file"]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationError([f"{p}: cannot be read ({exc})"]) from None
+    raw = read_text(p)
     fmt = fmt or guess_format(raw)
     if fmt == "locomo":
-        return locomo_turns(_json(raw, p), sample, where=str(p))
+        return locomo_turns(parse_json(raw, p), sample, where=str(p))
     if fmt == "turns":
         return generic_turns(raw, where=str(p))
     raise ValidationError([f"{p}: unknown format {fmt!r} (use locomo or turns)"])
@@ -55,23 +50,13 @@ def guess_format(raw: str) -> str:
     return "locomo" if isinstance(first, dict) and "conversation" in first else "turns"
 
 
-def _json(raw: str, where: Path) -> Any:
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ValidationError([f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"]) from None
-
-
 def generic_turns(raw: str, where: str = "input") -> list[InputTurn]:
     """Parse a JSON array of turns or JSON Lines; every record is checked."""
     problems: list[str] = []
     stripped = raw.strip()
     records: list[tuple[str, Any]] = []
     if stripped.startswith("["):
-        try:
-            data = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise ValidationError([f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"]) from None
+        data = parse_json(stripped, where)
         records = [(f"{where}[{n}]", rec) for n, rec in enumerate(data)]
     else:
         for n, line in enumerate(raw.splitlines(), 1):

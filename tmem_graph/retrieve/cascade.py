@@ -124,18 +124,16 @@ class Cascade:
         if scenes_on:
             result.scenes = self._select_scenes(memory_id, vector, off, got, ids)
             scene_ids = [s.id for s in result.scenes]
+            submit("scene_rows", "retrieve/scenes_fetch", ids=scene_ids)  # while items are chosen
         if items_on:
             flat = {} if scenes_on else {"bm25": ids("item_bm25"), "dense": ids("item_dense")}
             result.items = self._select_items(memory_id, vector, scene_ids, got, ids, flat)
-        if scenes_on and result.scenes:
-            rows = {r["id"]: r for r in self._run("retrieve/scenes_fetch",
-                                                  {"memory_id": memory_id, "ids": scene_ids})}
+        if scenes_on:
+            rows = {r["id"]: r for r in jobs["scene_rows"].result()}
             for s in result.scenes:
                 row = rows[s.id]
                 s.title, s.time, s.turns = row["title"], row["time"], row["turns"]
                 s.summary, s.narrative = row["summary"], row["narrative"]
-        if not scenes_on:
-            result.scenes = []
         result.timings_ms["total"] = (time.perf_counter() - t0) * 1000
         return result
 
