@@ -5,6 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
+# Debian packages the suite needs: Maven (fetches Neo4j's jars once), Chromium (viz tests)
+missing=()
+command -v mvn >/dev/null || missing+=(maven)
+command -v chromium >/dev/null || missing+=(chromium)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing ${missing[*]} from Debian"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
 export TMEM_HOME="$PWD/.tmem-test"
 BOLT=${TMEM_TEST_BOLT_PORT:-7688}
 HTTP=${TMEM_TEST_HTTP_PORT:-7475}

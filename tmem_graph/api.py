@@ -92,9 +92,13 @@ class Memory:
         return {"memory_id": self.id, "question": question, "answer": answer.strip(),
                 "recall": recall.to_json(), "evidence": context, "timings_ms": timings}
 
+    def document(self) -> MemoryDoc:
+        """The whole memory as data classes."""
+        return export_memory(self.store, self.id)
+
     def export(self) -> dict:
         """The whole memory as a `tmem-memory/1` document."""
-        return to_document(export_memory(self.store, self.id))
+        return to_document(self.document())
 
     def stats(self) -> dict:
         """Object counts, encoder and construction cost ledger."""

@@ -315,6 +315,37 @@ def ask_cmd(ctx, memory_id, question, speaker, without, as_json) -> None:
     click.echo(result["answer"])
 
 
+@main.command("viz")
+@click.argument("memory_id")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="The HTML file to write.")
+@click.option("--topic", help="Show only this topic, its scenes, their items and triggers.")
+@click.option("--scene", help="Show only the neighbourhood of this scene.")
+@click.option("--hops", type=click.IntRange(1, 5), default=1, show_default=True,
+              help="Radius of the --scene neighbourhood.")
+@click.option("--query", help="Highlight what a recall of this query returns and the triggers that reached it.")
+@click.option("--speaker", help="Who asks (with --query).")
+@click.option("--max-nodes", type=click.IntRange(10, 100000), default=2000, show_default=True,
+              help="Above this, trigger views are left out; beyond that the page is refused.")
+@click.pass_context
+@_friendly
+def viz_cmd(ctx, memory_id, output, topic, scene, hops, query, speaker, max_nodes) -> None:
+    """Write the memory graph as a self-contained interactive HTML page (pyvis)."""
+    from . import viz
+
+    memory = api.Memory(memory_id, store=_store(ctx))
+    graph = viz.restrict(viz.memory_graph(memory.document()), topic=topic, scene=scene, hops=hops)
+    heading = f"memory {memory_id}"
+    if query:
+        marked = viz.highlight(graph, memory.recall(query, speaker=speaker))
+        heading += f" - recall of: {query} ({len(marked)} highlighted)"
+    graph, note = viz.cap(graph, max_nodes)
+    if note:
+        click.echo(f"note: {note}", err=True)
+    viz.write_html(graph, output, heading)
+    click.echo(f"wrote {output} ({graph.number_of_nodes()} nodes, {graph.number_of_edges()} edges)")
+
+
 def format_recall(result) -> str:
     """A human-readable recall: each scene and item with the channels that reached it."""
     lines = [f"query: {result.query}"]
