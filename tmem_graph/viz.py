@@ -121,7 +121,7 @@ def render_html(g: nx.DiGraph, heading: str = "") -> str:
         style = dict(STYLE[d["kind"]])
         if d.get("highlight"):
             style.update(color={"background": style["color"], "border": HIGHLIGHT}, borderWidth=4)
-        net.add_node(n, label=d["label"], title=d["title"], group=d["kind"], **style)
+        net.add_node(n, label=d["label"], title=d["title"], **style)
     for a, b, d in g.edges(data=True):
         net.add_edge(a, b, title=d["type"], label="" if d["type"] != "NEXT" else "next",
                      color="#999999" if d["type"] != "TRIGGERS" else "#cccccc")

@@ -29,7 +29,7 @@ def test_every_file_is_used_and_every_name_exists():
     used = referenced_names()
     assert used, "no query names found in the package source"
     assert used - query_files() == set(), "names used in code without a .cypher file"
-    unused = query_files() - used - set(names("schema"))
+    unused = query_files() - used - set(names("schema")) - query_files("explore")
     assert unused == set(), "query files that no code uses"
     assert 'names("schema")' in (PACKAGE / "store.py").read_text(), "schema migrations are not applied"
 
@@ -39,7 +39,7 @@ def test_every_query_has_a_header_comment():
         assert query(name).lstrip().startswith("//"), name
 
 
-@pytest.mark.parametrize("name", sorted(query_files() - query_files("schema")))
+@pytest.mark.parametrize("name", sorted(query_files() - query_files("schema") - query_files("explore")))
 def test_query_compiles(store, name):
     with store.session() as s:
         plan = s.run("EXPLAIN " + query(name)).consume().plan
@@ -53,3 +53,23 @@ def test_schema_migrations_are_idempotent(store, encoder):
     assert set(before) >= {"topic_embedding", "scene_embedding", "scene_dialogue_embedding",
                            "item_embedding", "trigger_embedding"}
     assert set(before.values()) == {encoder.dim}
+
+
+EXPLORE_PARAMS = {"scene_id": "s1", "item_id": "i1", "scene_ids": ["s1", "s3"], "item_ids": ["i1", "i5"]}
+
+
+@pytest.mark.parametrize("name", sorted(query_files("explore")))
+def test_explore_queries_compile_and_show_the_test_memory(store, encoder, new_id, team_doc, name):
+    """The Neo4j Browser queries of cypher/explore/ (docs/browser.md) run on a real memory."""
+    from tmem_graph import api
+
+    team_doc["memory_id"] = new_id("explore")
+    api.import_memory(team_doc, store=store, encoder=encoder)
+    params = {"memory_id": team_doc["memory_id"], **EXPLORE_PARAMS}
+    with store.session() as s:
+        assert s.run("EXPLAIN " + query(name), params).consume().plan is not None
+        rows = s.run(query(name), params).data()
+    assert rows, f"{name} returned nothing for the test memory"
+    for line in query(name).splitlines():
+        if line.startswith("// :param "):
+            assert line.split()[2] in params, f"{name}: documented parameter without a value in the test"

@@ -1,0 +1,14 @@
+// One scene with its turns, its items and every trigger view attached to it or its items.
+// :param memory_id => 'team-dinner'
+// :param scene_id => 's1'
+MATCH (s:Scene {memory_id: $memory_id, id: $scene_id})
+CALL (s) {
+  MATCH p = (s)-[:HAS_TURN]->(:Turn) RETURN p
+  UNION
+  MATCH p = (s)-[:HAS_ITEM]->(:Item)<-[:TRIGGERS]-(:Trigger) RETURN p
+  UNION
+  MATCH p = (s)-[:HAS_ITEM]->(:Item) RETURN p
+  UNION
+  MATCH p = (s)<-[:TRIGGERS]-(:Trigger) RETURN p
+}
+RETURN p
