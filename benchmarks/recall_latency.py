@@ -141,47 +141,50 @@ MATCH (n:Trigger {memory_id: $source})
 CREATE (c:Trigger) SET c = n {.*, memory_id: t.id}
 """,
 }
+# The clone-side lookups carry index hints: inside the transaction that created the clone's nodes,
+# the planner may otherwise seek the single-property memory_id index and filter on id, which
+# is quadratic in the memory's size (see docs/benchmarks.md, import).
 CLONE_RELS = {
     "HAS_TURN": """
 UNWIND $targets AS t
 MATCH (a:Scene {memory_id: $source})-[r:HAS_TURN]->(b:Turn)
-MATCH (a2:Scene {memory_id: t.id, id: a.id})
-MATCH (b2:Turn {memory_id: t.id, id: b.id})
+MATCH (a2:Scene {memory_id: t.id, id: a.id}) USING INDEX a2:Scene(memory_id, id)
+MATCH (b2:Turn {memory_id: t.id, id: b.id}) USING INDEX b2:Turn(memory_id, id)
 CREATE (a2)-[r2:HAS_TURN]->(b2) SET r2 = properties(r)
 """,
     "NEXT": """
 UNWIND $targets AS t
 MATCH (a:Scene {memory_id: $source})-[r:NEXT]->(b:Scene)
-MATCH (a2:Scene {memory_id: t.id, id: a.id})
-MATCH (b2:Scene {memory_id: t.id, id: b.id})
+MATCH (a2:Scene {memory_id: t.id, id: a.id}) USING INDEX a2:Scene(memory_id, id)
+MATCH (b2:Scene {memory_id: t.id, id: b.id}) USING INDEX b2:Scene(memory_id, id)
 CREATE (a2)-[r2:NEXT]->(b2) SET r2 = properties(r)
 """,
     "HAS_SCENE": """
 UNWIND $targets AS t
 MATCH (a:Topic {memory_id: $source})-[r:HAS_SCENE]->(b:Scene)
-MATCH (a2:Topic {memory_id: t.id, id: a.id})
-MATCH (b2:Scene {memory_id: t.id, id: b.id})
+MATCH (a2:Topic {memory_id: t.id, id: a.id}) USING INDEX a2:Topic(memory_id, id)
+MATCH (b2:Scene {memory_id: t.id, id: b.id}) USING INDEX b2:Scene(memory_id, id)
 CREATE (a2)-[r2:HAS_SCENE]->(b2) SET r2 = properties(r)
 """,
     "HAS_ITEM": """
 UNWIND $targets AS t
 MATCH (a:Scene {memory_id: $source})-[r:HAS_ITEM]->(b:Item)
-MATCH (a2:Scene {memory_id: t.id, id: a.id})
-MATCH (b2:Item {memory_id: t.id, id: b.id})
+MATCH (a2:Scene {memory_id: t.id, id: a.id}) USING INDEX a2:Scene(memory_id, id)
+MATCH (b2:Item {memory_id: t.id, id: b.id}) USING INDEX b2:Item(memory_id, id)
 CREATE (a2)-[r2:HAS_ITEM]->(b2) SET r2 = properties(r)
 """,
     "TRIGGERS->Scene": """
 UNWIND $targets AS t
 MATCH (a:Trigger {memory_id: $source})-[r:TRIGGERS]->(b:Scene)
-MATCH (a2:Trigger {memory_id: t.id, id: a.id})
-MATCH (b2:Scene {memory_id: t.id, id: b.id})
+MATCH (a2:Trigger {memory_id: t.id, id: a.id}) USING INDEX a2:Trigger(memory_id, id)
+MATCH (b2:Scene {memory_id: t.id, id: b.id}) USING INDEX b2:Scene(memory_id, id)
 CREATE (a2)-[r2:TRIGGERS]->(b2) SET r2 = properties(r)
 """,
     "TRIGGERS->Item": """
 UNWIND $targets AS t
 MATCH (a:Trigger {memory_id: $source})-[r:TRIGGERS]->(b:Item)
-MATCH (a2:Trigger {memory_id: t.id, id: a.id})
-MATCH (b2:Item {memory_id: t.id, id: b.id})
+MATCH (a2:Trigger {memory_id: t.id, id: a.id}) USING INDEX a2:Trigger(memory_id, id)
+MATCH (b2:Item {memory_id: t.id, id: b.id}) USING INDEX b2:Item(memory_id, id)
 CREATE (a2)-[r2:TRIGGERS]->(b2) SET r2 = properties(r)
 """,
 }
@@ -343,7 +346,7 @@ def build_many(store: Store, n_memories: int, batch: int, budget_s: float, state
         clone_batch(store, clone_targets(todo[k:k + batch]), timings)
         made = done_before + k + len(todo[k:k + batch])
         el = elapsed_before + time.perf_counter() - t_start
-        if (k // batch) % 10 == 0 or k + batch >= len(todo):
+        if (k // batch) % 4 == 0 or k + batch >= len(todo):
             progress.append({"clones": made, "elapsed_s": round(el, 1), "load": load_average()})
             print(f"  {made} clones in {el:.0f} s ({made / el:.2f} clones/s so far), load {load_average()}",
                   flush=True)
@@ -436,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"memory: {counts}", flush=True)
 
     single = start_server(args.dir_single, args.port_single, conf, fresh=True)
+    if not args.reuse:
+        (args.dir_many / "clone-state.json").unlink(missing_ok=True)
     many = start_server(args.dir_many, args.port_many, conf, fresh=not args.reuse)
     result["neo4j_version"] = single.version
     sa = Store(Settings.from_env(uri=single.uri))

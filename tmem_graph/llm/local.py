@@ -420,9 +420,16 @@ def _bench(args) -> None:
                                                       "strict": False}}
         extract = [{"role": "user", "content": "List every fact in this text as JSON objects "
                     "{who, what, when}.\n\n" + story}]
-        for label, messages, kwargs in (("free text", free, {"max_tokens": 160}),
-                                        ("json schema", extract, {"response_format": fmt, "max_tokens": 400})):
-            for _ in range(args.repeat):
+        lines = [f"[2024-03-{1 + i // 12:02d} {8 + i % 12}:00] {'Maria' if i % 2 else 'Ana'}: turn {i} of the "
+                 f"dialogue about the wedding plans, the flights, the dinner and the speech." for i in range(150)]
+        long = [{"role": "user", "content": "Summarise this dialogue in one sentence.\n\n" + "\n".join(lines)}]
+        for label, messages, kwargs, repeat in (
+                ("free text", free, {"max_tokens": 160}, args.repeat),
+                ("json schema", extract, {"response_format": fmt, "max_tokens": 400}, args.repeat),
+                ("long prompt", long, {"max_tokens": 32}, 1)):
+            for i in range(repeat):
+                if i:  # a different first token defeats the prompt cache
+                    messages = [{"role": "user", "content": f"({i}) " + messages[0]["content"]}]
                 t = time.perf_counter()
                 r = raw.chat.completions.create(model=llm.model, messages=messages, temperature=0, **kwargs)
                 dt = time.perf_counter() - t
@@ -438,22 +445,23 @@ def _bench(args) -> None:
         print(f"LLMClient.structured(Facts): {u.completion_tokens} tokens in {dt:.1f} s, "
               f"{len(facts.facts)} facts; RSS {_rss_mb():.0f} MB")
         print(facts.model_dump_json(indent=1))
-        if args.parallel > 1:
+        if args.concurrent > 1:
             done = []
 
             def one():
                 t = time.perf_counter()
-                client.structured(extract, Facts, stage="par")
+                client.structured(extract, Facts, stage="concurrent")
                 done.append(time.perf_counter() - t)
 
             t = time.perf_counter()
-            threads = [threading.Thread(target=one) for _ in range(args.parallel)]
+            threads = [threading.Thread(target=one) for _ in range(args.concurrent)]
             for th in threads:
                 th.start()
             for th in threads:
                 th.join()
-            print(f"{args.parallel} concurrent extractions: wall {time.perf_counter() - t:.1f} s, "
-                  f"each {', '.join(f'{d:.1f}' for d in done)} s")
+            print(f"{args.concurrent} concurrent extractions on {args.parallel} slot(s): wall "
+                  f"{time.perf_counter() - t:.1f} s, each {', '.join(f'{d:.1f}' for d in sorted(done))} s")
+        print(f"RSS at the end {_rss_mb():.0f} MB")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -470,6 +478,7 @@ def main(argv: list[str] | None = None) -> None:
             sp.add_argument("--threads", type=int, default=None)
         if cmd == "bench":
             sp.add_argument("--repeat", type=int, default=2)
+            sp.add_argument("--concurrent", type=int, default=2, help="then N extractions at once")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "ensure":

@@ -1,0 +1,43 @@
+from tmem_graph.evaluate.data import EvidenceRepairs, gap_days, locomo_qas, repair_evidence, stitch
+
+
+def test_malformed_evidence_ids_are_repaired_or_dropped_and_counted():
+    r = EvidenceRepairs()
+    assert repair_evidence(["D8:6; D9:17", "D", "D:11:26", "D30:05", "D9:1 D4:4 D4:6", "D1:3", "D1:3"], r) == \
+        ["D8:6", "D9:17", "D11:26", "D30:5", "D9:1", "D4:4", "D4:6", "D1:3"]
+    assert (r.repaired, r.dropped) == (4, 1)
+
+
+def test_qas_keep_categories_one_to_four_with_evidence():
+    sample = {"qa": [{"question": "q1", "category": 1, "evidence": ["D1:1"], "answer": 3},
+                     {"question": "q5", "category": 5, "evidence": ["D1:1"]},
+                     {"question": "q3", "category": 3, "evidence": []},
+                     {"question": "q4", "category": 4, "evidence": ["D"]}]}
+    r = EvidenceRepairs()
+    qas = locomo_qas(sample, r)
+    assert [(q.question, q.answer) for q in qas] == [("q1", "3")]
+    assert r.skipped_questions == 2 and r.dropped == 1
+
+
+def test_gap_days():
+    assert [gap_days(t) for t in ["two weeks later", "about one month later", "a year after",
+                                  "several months later", "a few weeks later",
+                                  "two months after the challenge ended"]] == [14, 30, 365, 90, 21, 60]
+
+
+def test_stitching_a_probe_checked_by_hand():
+    base = {"sample_id": "conv-x", "conversation": {
+        "speaker_a": "Caroline", "speaker_b": "Melanie",
+        "session_1_date_time": "1:56 pm on 8 May, 2023", "session_1": [{"speaker": "Caroline", "dia_id": "D1:1", "text": "hi"}],
+        "session_2_date_time": "10:00 am on 1 June, 2023", "session_2": [{"speaker": "Melanie", "dia_id": "D2:1", "text": "yo"},
+                                                                         {"speaker": "Caroline", "dia_id": "D2:2", "text": "ok"}]}}
+    probe = {"index": 20, "relation_type": "goal", "time_gap": "two weeks later",
+             "cue_dialogue": "A: I'm saving every vacation day for Japan.\nB: Sounds unforgettable.",
+             "trigger_query": "A: My weekends at local historical sites are surprisingly rich."}
+    p = stitch(probe, [base] * 10)  # 20 % 10 == 0: the first base conversation
+    # last turn: 1 June 2023 10:00:30; query a week later; cue two weeks before the query
+    assert p.query_time == "2023-06-08T10:00:30"
+    assert [(t.speaker, t.time, t.session, t.id) for t in p.cue] == [
+        ("Caroline", "2023-05-25T10:00:30", 3, "P20:1"), ("Melanie", "2023-05-25T10:01:00", 3, "P20:2")]
+    assert p.query == "My weekends at local historical sites are surprisingly rich." and p.query_speaker == "Caroline"
+    assert (p.base, p.relation) == ("conv-x", "goal")

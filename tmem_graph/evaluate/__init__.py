@@ -1,0 +1,1 @@
+"""Evaluation on LoCoMo and LoCoMo-Plus: LLM-free recall metrics, baselines, ablations."""

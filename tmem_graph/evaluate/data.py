@@ -1,0 +1,128 @@
+"""The benchmark data: LoCoMo QAs with repaired evidence ids, and LoCoMo-Plus probes
+stitched into their base conversations (shared/data/README.md)."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from ..construct.inputs import InputTurn, locomo_turns
+from ..errors import ValidationError
+from ..memory_format import parse_json, read_text
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+           "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "several": 3, "few": 3}
+UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
+
+
+def data_dir() -> Path:
+    """`$TMEM_DATA_DIR`, else `../shared/data` beside this checkout."""
+    env = os.environ.get("TMEM_DATA_DIR")
+    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def load(path: Path) -> list:
+    data = parse_json(read_text(path), path)
+    if not isinstance(data, list):
+        raise ValidationError([f"{path}: expected a JSON list"])
+    return data
+
+
+@dataclass
+class QA:
+    question: str
+    category: int
+    evidence: list[str]
+    answer: str | None = None
+
+
+@dataclass
+class EvidenceRepairs:
+    repaired: int = 0
+    dropped: int = 0
+    skipped_questions: int = 0
+    examples: list[str] = field(default_factory=list)
+
+
+def repair_evidence(raw: list, repairs: EvidenceRepairs) -> list[str]:
+    """Evidence ids as `D<session>:<turn>`: lists split ("D8:6; D9:17", "D9:1 D4:4"),
+    "D:11:26" → "D11:26", "D30:05" → "D30:5"; unparseable ids (e.g. "D") dropped. Counted."""
+    out: list[str] = []
+    for entry in raw:
+        parts = [p for p in re.split(r"[;,\s]+", str(entry)) if p]
+        changed = len(parts) != 1
+        for part in parts:
+            m = re.fullmatch(r"D:?(\d+):(\d+)", part)
+            if not m:
+                repairs.dropped += 1
+                repairs.examples.append(f"dropped {entry!r}")
+                continue
+            fixed = f"D{int(m.group(1))}:{int(m.group(2))}"
+            if fixed != part or changed:
+                repairs.repaired += 1
+                repairs.examples.append(f"{entry!r} -> {fixed}")
+                changed = False
+            if fixed not in out:
+                out.append(fixed)
+    return out
+
+
+def locomo_qas(sample: dict, repairs: EvidenceRepairs) -> list[QA]:
+    """The category 1-4 QAs of a sample with usable evidence (the others are counted)."""
+    qas = []
+    for q in sample.get("qa", []):
+        if q.get("category") not in CATEGORIES:
+            continue
+        evidence = repair_evidence(q.get("evidence") or [], repairs)
+        if not evidence:
+            repairs.skipped_questions += 1
+            continue
+        qas.append(QA(q["question"], q["category"], evidence, str(q.get("answer")) if "answer" in q else None))
+    return qas
+
+
+def gap_days(text: str) -> int:
+    """Days in a LoCoMo-Plus `time_gap` ("about two months later", "a year after")."""
+    m = re.search(r"(a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|several)\s+"
+                  r"(day|week|month|year)s?", text.lower())
+    if not m:
+        raise ValidationError([f"time_gap {text!r}: no '<number> <unit>' in it"])
+    return NUMBERS[m.group(1).split()[-1]] * UNITS[m.group(2)]
+
+
+@dataclass
+class Probe:
+    index: int
+    relation: str
+    base: str
+    cue: list[InputTurn]
+    query: str
+    query_speaker: str
+    query_time: str
+
+
+def stitch(probe: dict, samples: list[dict]) -> Probe:
+    """A probe placed in its base conversation `locomo10[index % 10]`: A/B mapped to the two
+    speakers, the query a week after the last session, the cue `time_gap` before the query,
+    the cue its own session (numbered after the base's) with ids `P<index>:<n>`."""
+    base = samples[probe["index"] % len(samples)]
+    conv = base["conversation"]
+    speakers = {"A": conv["speaker_a"], "B": conv["speaker_b"]}
+    last = max(locomo_turns(base, None), key=lambda t: t.time or "")
+    query_time = datetime.fromisoformat(last.time) + timedelta(days=7)
+    cue_time = query_time - timedelta(days=gap_days(probe["time_gap"]))
+    sessions = [int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k)]
+    session = max(sessions) + 1
+    cue = []
+    for n, line in enumerate(l for l in probe["cue_dialogue"].splitlines() if l.strip()):
+        who, _, text = line.partition(":")
+        cue.append(InputTurn(speakers[who.strip()], text.strip(),
+                             (cue_time + timedelta(seconds=30 * n)).isoformat(), session,
+                             f"P{probe['index']}:{n + 1}"))
+    who, _, text = probe["trigger_query"].partition(":")
+    return Probe(probe["index"], probe["relation_type"], base["sample_id"], cue, text.strip(),
+                 speakers[who.strip()], query_time.isoformat())

@@ -1,0 +1,62 @@
+"""Reports of an evaluation run: JSON, a Markdown table and a PNG plot per run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .data import CATEGORIES
+
+
+def markdown_locomo(summary: dict) -> str:
+    cols = list(CATEGORIES.values()) + ["overall", "tokens_median", "tokens_p95"]
+    lines = ["| system | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for name, row in summary.items():
+        cells = [_fmt(row.get(c)) for c in cols]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def markdown_plus(summary: dict) -> str:
+    cols = ["S@1", "S@5", "S@5 causal", "S@5 state", "S@5 goal", "S@5 value"]
+    lines = ["| system | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for name, row in summary.items():
+        lines.append(f"| {name} | " + " | ".join(_fmt(row.get(c)) for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if isinstance(value, float) and value <= 1 else f"{value:g}"
+
+
+def plot_locomo(summary: dict, path: Path, title: str) -> None:
+    """Grouped bars: evidence recall per category for every system."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cats = list(CATEGORIES.values()) + ["overall"]
+    systems = list(summary)
+    width = 0.8 / max(1, len(systems))
+    fig, ax = plt.subplots(figsize=(11, 4.5))
+    for n, name in enumerate(systems):
+        values = [summary[name].get(c) or 0 for c in cats]
+        ax.bar([x + n * width for x in range(len(cats))], values, width, label=name)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(cats))], cats)
+    ax.set_ylabel("evidence recall")
+    ax.set_ylim(0, 1)
+    ax.set_title(title)
+    ax.legend(fontsize=7, ncol=3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write(out_dir: Path, name: str, result: dict, table: str, header: str) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f"{name}.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    (out_dir / f"{name}.md").write_text(f"{header}\n\n{table}\n")
+    return out_dir

@@ -1,0 +1,123 @@
+"""Evaluation runs: LoCoMo evidence recall and LoCoMo-Plus cue recall for the cascade, its
+ablations and the flat baselines, side by side on the same memory and encoder."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from ..api import Memory
+from ..retrieve.results import Recall
+from .data import CATEGORIES, QA, Probe
+from .flat import FlatIndex, cut_at_budget
+
+ABLATION_SETS = [("full", ()), ("w/o scene_layer", ("scene_layer",)), ("w/o item_channel", ("item_channel",)),
+                 ("w/o entity_bridge", ("entity_bridge",)), ("w/o topic_filter", ("topic_filter",)),
+                 ("w/o scene_trigger", ("scene_trigger",)), ("w/o horizon", ("horizon",)),
+                 ("w/o all triggers", ("entity_bridge", "scene_trigger", "horizon"))]
+BASELINES = ("bm25", "dense", "hybrid")
+
+
+@dataclass
+class Context:
+    """What the metrics need from a memory: turn texts, scene → turns, token counter."""
+
+    memory: Memory
+    count: Callable[[str], int]
+    turn_text: dict[str, str] = field(default_factory=dict)
+    scene_turns: dict[str, list[str]] = field(default_factory=dict)
+    flat: FlatIndex | None = None
+
+    @classmethod
+    def of(cls, memory: Memory, count: Callable[[str], int], with_flat: bool = True) -> "Context":
+        doc = memory.document()
+        ctx = cls(memory, count, {t.id: f"{t.speaker}: {t.text}" for t in doc.turns},
+                  {s.id: list(s.turn_ids) for s in doc.scenes})
+        if with_flat:
+            ids = list(ctx.turn_text)
+            ctx.flat = FlatIndex(ids, [ctx.turn_text[i] for i in ids], memory.encoder)
+        return ctx
+
+    def evidence_turns(self, recall: Recall) -> set[str]:
+        """Turn ids handed over: the recalled scenes' turns and the turns of the items' scenes."""
+        got = {t["id"] for s in recall.scenes for t in s.turns}
+        for item in recall.items:
+            for sid in item.scene_ids:
+                got |= set(self.scene_turns.get(sid, []))
+        return got
+
+
+def evaluate_locomo(ctx: Context, qas: list[QA], systems: Iterable[tuple[str, tuple]] = ABLATION_SETS,
+                    baselines: bool = True, progress=None) -> dict:
+    """Evidence recall per category for every system; baselines at each query's full-cascade
+    evidence-token budget."""
+    systems = list(systems)
+    rows: list[dict] = []
+    for n, qa in enumerate(qas):
+        gold = set(qa.evidence)
+        row = {"question": qa.question, "category": qa.category, "evidence": qa.evidence, "systems": {}}
+        budget = None
+        for name, without in systems:
+            recall = ctx.memory.recall(qa.question, without=without)
+            tokens = ctx.count(ctx.memory.evidence(recall))
+            got = ctx.evidence_turns(recall)
+            row["systems"][name] = {"recall": len(gold & got) / len(gold), "tokens": tokens}
+            if budget is None:
+                budget = tokens
+        if baselines and ctx.flat is not None:
+            for name, ranking in ctx.flat.rankings(qa.question).items():
+                chosen = cut_at_budget(ranking, lambda t: ctx.count(ctx.turn_text[t]), budget or 0)
+                row["systems"][name] = {"recall": len(gold & set(chosen)) / len(gold),
+                                        "tokens": sum(ctx.count(ctx.turn_text[t]) for t in chosen)}
+        rows.append(row)
+        if progress:
+            progress(n + 1, len(qas))
+    return {"questions": rows, "summary": summarise(rows)}
+
+
+def summarise(rows: list[dict]) -> dict:
+    """Mean recall per category and overall, median and p95 tokens, for every system."""
+    out: dict[str, dict] = {}
+    for name in rows[0]["systems"] if rows else []:
+        per = {label: [r["systems"][name]["recall"] for r in rows if r["category"] == c]
+               for c, label in CATEGORIES.items()}
+        tokens = sorted(r["systems"][name]["tokens"] for r in rows)
+        out[name] = {**{k: _mean(v) for k, v in per.items()},
+                     "overall": _mean([r["systems"][name]["recall"] for r in rows]),
+                     "tokens_median": statistics.median(tokens),
+                     "tokens_p95": tokens[int(0.95 * (len(tokens) - 1))]}
+    return out
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def evaluate_locomo_plus(ctx: Context, probes: list[Probe], systems=ABLATION_SETS, baselines=True) -> dict:
+    """Cue recall: the rank of the first recalled scene holding a cue turn (success@1, @5),
+    per relation type; baselines: the rank of the first cue turn among all turns."""
+    rows = []
+    for p in probes:
+        cue = {t.id for t in p.cue}
+        row = {"index": p.index, "relation": p.relation, "systems": {}}
+        for name, without in systems:
+            recall = ctx.memory.recall(p.query, speaker=p.query_speaker, without=without)
+            ranks = [n for n, s in enumerate(recall.scenes, 1) if cue & {t["id"] for t in s.turns}]
+            row["systems"][name] = ranks[0] if ranks else None
+        if baselines and ctx.flat is not None:
+            for name, ranking in ctx.flat.rankings(p.query).items():
+                ranks = [n for n, t in enumerate(ranking, 1) if t in cue]
+                row["systems"][name] = ranks[0] if ranks else None
+        rows.append(row)
+    summary = {}
+    for name in rows[0]["systems"] if rows else []:
+        ranks = [r["systems"][name] for r in rows]
+        summary[name] = {"S@1": _share(ranks, 1), "S@5": _share(ranks, 5),
+                         **{f"S@5 {rel}": _share([r["systems"][name] for r in rows if r["relation"] == rel], 5)
+                            for rel in ("causal", "state", "goal", "value")}}
+    return {"probes": rows, "summary": summary}
+
+
+def _share(ranks: list, k: int) -> float | None:
+    return sum(1 for r in ranks if r is not None and r <= k) / len(ranks) if ranks else None
