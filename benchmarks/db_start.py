@@ -6,7 +6,10 @@ cold  a fresh, empty data dir: `provision()` (mvn copies the jars into `lib-<ver
 warm  stop, then start the same data dir again (jars and databases exist)
 stop  `LocalServer.stop()` (SIGTERM, wait for the JVM to exit)
 
-"Started" means what `LocalServer.start()` waits for: Bolt answers `RETURN 1`.
+"Started" means what `LocalServer.start()` waits for: Bolt answers `RETURN 1`. Each start
+begins with an empty Java-probe cache (`find_java` runs `java -version` on the candidates), as
+a new `tmem db start` process does; the probe is also timed on its own. "Neo4j logs Started."
+is the time from calling `start()` to that line of logs/neo4j.log.
 
     python -m benchmarks.db_start --repeat 3 --out /tmp/bench-results/db_start.json
 """
@@ -23,7 +26,10 @@ import sys
 import time
 from pathlib import Path
 
-from tmem_graph.server import LocalServer
+import datetime as dt
+
+from tmem_graph import server as server_mod
+from tmem_graph.server import LocalServer, find_java
 
 PROTECTED_PORTS = {7687, 7688, 7689}
 
@@ -46,6 +52,35 @@ def du(path: Path) -> int:
             except OSError:
                 pass
     return total
+
+
+def logged_started(server: LocalServer, since: float) -> float | None:
+    """Seconds from `since` (epoch) to Neo4j's own "Started." line in logs/neo4j.log."""
+    path = server.home / "logs" / "neo4j.log"
+    found = None
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:  # "2026-11-30 15:00:56.262+0000 INFO  Started."
+        if line.rstrip().endswith("Started."):
+            try:
+                t = dt.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=dt.timezone.utc)
+            except ValueError:
+                continue
+            if t.timestamp() >= since - 1:
+                found = t.timestamp() - since
+    return found
+
+
+def fresh_java_probe() -> float:
+    """Clear the per-process cache of Java probes (as a new `tmem db start` process has none);
+    return how long `find_java()` then takes."""
+    server_mod._java_cache.clear()
+    t0 = time.perf_counter()
+    find_java()
+    server_mod._java_cache.clear()
+    return time.perf_counter() - t0
 
 
 def stats(xs: list[float]) -> dict:
@@ -76,12 +111,15 @@ def main(argv: list[str] | None = None) -> int:
         for n in range(args.repeat):
             server = LocalServer(args.root / f"cold-{n}", bolt_port=args.port, http_port=None)
             version = server.version
+            java_s = fresh_java_probe()
             t0 = time.perf_counter()
             server.provision()
             t1 = time.perf_counter()
+            epoch = time.time()
             server.start(timeout=args.timeout)
             t2 = time.perf_counter()
             cold.append({"provision_s": t1 - t0, "first_start_s": t2 - t1, "total_s": t2 - t0,
+                         "logged_started_s": logged_started(server, epoch), "java_probe_s": java_s,
                          "lib_bytes": du(server.lib_dir)})
             t3 = time.perf_counter()
             server.stop()
@@ -90,13 +128,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"cold {n + 1}: provision {t1 - t0:.1f} s + first start {t2 - t1:.1f} s", flush=True)
         server = LocalServer(args.root / "cold-0", bolt_port=args.port, http_port=None)
         for n in range(args.repeat):
+            java_s = fresh_java_probe()
             t0 = time.perf_counter()
+            epoch = time.time()
             server.start(timeout=args.timeout)
             t1 = time.perf_counter()
             pid = server.status()["pid"]
+            logged = logged_started(server, epoch)
             server.stop()
             t2 = time.perf_counter()
-            warm.append({"start_s": t1 - t0, "pid": pid})
+            warm.append({"start_s": t1 - t0, "pid": pid, "logged_started_s": logged, "java_probe_s": java_s})
             stops.append(t2 - t1)
             loads.append(load_average())
             print(f"warm {n + 1}: start {t1 - t0:.1f} s, stop {t2 - t1:.1f} s", flush=True)
@@ -113,8 +154,11 @@ def main(argv: list[str] | None = None) -> int:
         "cold": {"provision_s": stats([c["provision_s"] for c in cold]),
                  "first_start_s": stats([c["first_start_s"] for c in cold]),
                  "total_s": stats([c["total_s"] for c in cold]),
+                 "logged_started_s": stats([c["logged_started_s"] for c in cold if c["logged_started_s"]]),
                  "lib_bytes": cold[0]["lib_bytes"] if cold else None},
-        "warm": {"start_s": stats([w["start_s"] for w in warm])},
+        "warm": {"start_s": stats([w["start_s"] for w in warm]),
+                 "logged_started_s": stats([w["logged_started_s"] for w in warm if w["logged_started_s"]])},
+        "java_probe_s": stats([c["java_probe_s"] for c in cold] + [w["java_probe_s"] for w in warm]),
         "stop_s": stats(stops),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -129,7 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     print(row("cold: provision (mvn copies jars from ~/.m2)", result["cold"]["provision_s"]))
     print(row("cold: first start (creates the databases)", result["cold"]["first_start_s"]))
     print(row("cold: total", result["cold"]["total_s"]))
+    print(row("  of which until Neo4j logs \"Started.\"", result["cold"]["logged_started_s"]))
     print(row("warm start (same data dir)", result["warm"]["start_s"]))
+    print(row("  of which until Neo4j logs \"Started.\"", result["warm"]["logged_started_s"]))
+    print(row("Java probe (find_java, uncached; inside each start)", result["java_probe_s"]))
     print(row("stop", result["stop_s"]))
     print(f"\njars: {result['cold']['lib_bytes'] / 2**20:.0f} MiB; JSON: {args.out}")
     return 0

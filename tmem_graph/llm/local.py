@@ -260,22 +260,26 @@ class LocalLLM:
     `model` is a registry name (assembled with `ensure_model`) or a path to any GGUF file.
     `n_ctx` is the context of each slot (prompt + reply tokens), `parallel` the number of
     requests decoded at once (each gets its own `n_ctx`), `threads` the CPU threads (default:
-    the usable cores, at most 8), `max_tokens` a cap on every reply (the client sends none).
-    Each instance gets a random API key, so other local programs cannot use the endpoint;
-    `local_settings(llm)` carries it. Use as a context manager, or `start()` / `stop()`.
+    `$TMEM_LLM_THREADS`, else the usable cores, at most 8; on a machine busy with other work 1
+    thread is several times faster than 2 on 2 cores), `max_tokens` a cap on every reply (the client sends none).
+    `api_key=True` makes up a random key that every request must carry (`local_settings(llm)`
+    passes it), so that other local programs and web pages cannot use the endpoint; a string
+    sets that key; None (default) leaves it open on loopback. `.model` is the registry name
+    (also for a path to a registry file), else the file's stem. Use as a context manager, or
+    `start()` / `stop()`.
     """
 
     def __init__(self, model: str | Path = DEFAULT_MODEL, *, n_ctx: int = 8192, parallel: int = 1,
-                 threads: int | None = None, max_tokens: int = 2048, cache_dir: Path | None = None,
-                 verbose: bool = False):
+                 threads: int | None = None, max_tokens: int = 2048, api_key: str | bool | None = None,
+                 cache_dir: Path | None = None, verbose: bool = False):
         self.model_arg = model
         self.n_ctx = int(n_ctx)
         self.parallel = int(parallel)
-        self.threads = int(threads) if threads else max(1, min(8, _usable_cores()))
+        self.threads = int(threads or os.environ.get("TMEM_LLM_THREADS") or 0) or max(1, min(8, _usable_cores()))
         self.max_tokens = int(max_tokens)
         self.cache_dir = cache_dir
         self.verbose = verbose
-        self.api_key = secrets.token_urlsafe(24)
+        self.api_key: str | None = secrets.token_urlsafe(24) if api_key is True else (api_key or None)
         self.model: str = ""
         self.model_path: Path | None = None
         self.base_url: str = ""
@@ -295,7 +299,8 @@ class LocalLLM:
             if not self.model_path.is_file():
                 raise ConfigError(f"local model {self.model_arg}: neither a known model name "
                                   f"({', '.join(sorted(MODELS))}) nor an existing GGUF file")
-            self.model = self.model_path.stem
+            known = [m.name for m in MODELS.values() if m.file_name == self.model_path.name]
+            self.model = known[0] if known else self.model_path.stem
         try:
             import xllamacpp as xlc
         except ImportError:
@@ -306,7 +311,8 @@ class LocalLLM:
         p.model_alias = {self.model}
         p.hostnames = ["127.0.0.1"]
         p.port = 0                       # the OS picks a free port; read back from the server
-        p.api_keys = [self.api_key]
+        if self.api_key:
+            p.api_keys = [self.api_key]
         p.n_parallel = self.parallel
         p.n_ctx = self.n_ctx * self.parallel
         p.n_predict = self.max_tokens
@@ -413,7 +419,7 @@ def _bench(args) -> None:
     with LocalLLM(args.model, n_ctx=args.n_ctx, parallel=args.parallel, threads=args.threads) as llm:
         print(f"model {llm.model} at {llm.base_url}: ready in {time.perf_counter() - t0:.1f} s "
               f"(threads {llm.threads}, parallel {llm.parallel}, n_ctx/slot {llm.n_ctx}), RSS {_rss_mb():.0f} MB")
-        raw = openai.OpenAI(base_url=llm.base_url, api_key=llm.api_key, timeout=600)
+        raw = openai.OpenAI(base_url=llm.base_url, api_key=llm.api_key or "not-needed", timeout=600)
         client = LLMClient(local_settings(llm))
         free = [{"role": "user", "content": "Write about 150 words on why people keep diaries."}]
         fmt = {"type": "json_schema", "json_schema": {"name": "Facts", "schema": Facts.model_json_schema(),
@@ -486,7 +492,8 @@ def main(argv: list[str] | None = None) -> None:
             path = ensure_model(args.model, verify=args.verify)
             print(f"{path} ({path.stat().st_size} bytes, sha256 verified) in {time.perf_counter() - t:.1f} s")
         elif args.cmd == "serve":
-            with LocalLLM(args.model, n_ctx=args.n_ctx, parallel=args.parallel, threads=args.threads) as llm:
+            with LocalLLM(args.model, n_ctx=args.n_ctx, parallel=args.parallel, threads=args.threads,
+                          api_key=True) as llm:
                 print(f"TMEM_LLM_BASE_URL={llm.base_url}\nTMEM_LLM_MODEL={llm.model}\n"
                       f"TMEM_LLM_API_KEY={llm.api_key}\n(Ctrl-C stops)", flush=True)
                 while True:
