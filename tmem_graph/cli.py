@@ -5,8 +5,6 @@ Every `TmemError` becomes a one-line message on stderr and exit status 1.
 
 from __future__ import annotations
 
-import functools
-import json
 import sys
 from pathlib import Path
 
@@ -14,40 +12,9 @@ import click
 
 from . import api
 from .config import Settings
-from .errors import TmemError, ValidationError
+from .cli_base import _echo_json, _friendly, _settings, _store
+from .errors import TmemError
 from .retrieve.results import ABLATIONS
-from .store import Store
-
-
-def _friendly(fn):
-    """Turn library errors into one-line click errors (exit 1)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except ValidationError as exc:
-            raise click.ClickException(str(exc)) from None
-        except TmemError as exc:
-            raise click.ClickException(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
-
-    return wrapper
-
-
-def _settings(ctx: click.Context) -> Settings:
-    return ctx.find_root().obj["settings"]
-
-
-def _store(ctx: click.Context) -> Store:
-    root = ctx.find_root().obj
-    if "store" not in root:
-        root["store"] = Store(root["settings"])
-        ctx.call_on_close(root["store"].close)
-    return root["store"]
-
-
-def _echo_json(obj) -> None:
-    click.echo(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
 
 
 @click.group()

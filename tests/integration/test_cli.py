@@ -4,9 +4,7 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-import pytest
 
 TMEM = [sys.executable, "-m", "tmem_graph.cli"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from .. import api
-from ..cli import _echo_json, _friendly, _store
+from ..cli_base import _echo_json, _friendly, _store
 from ..errors import TmemError
 
 
