@@ -1,10 +1,15 @@
 import copy
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 DATA = Path(__file__).parents[1] / "examples"
+
+# Tests never share LLM answers through the user's persistent cache; those that test the
+# cache give it a path of their own.
+os.environ["TMEM_LLM_CACHE"] = "off"
 
 
 def load_fixture(name: str = "team-dinner.json") -> dict:

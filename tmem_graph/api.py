@@ -80,10 +80,12 @@ class Memory:
 
         Returns {"answer", "recall" (the recall's JSON object), "evidence", "timings_ms"}.
         """
-        from .llm.client import LLMClient, LLMSettings
+        from .llm.factory import open_llm
         from .llm.prompts.answer import answer_messages
 
-        llm = llm or LLMClient(LLMSettings.from_env())
+        if llm is None:
+            with open_llm() as client:
+                return self.ask(question, speaker=speaker, without=without, llm=client)
         recall = self.recall(question, speaker=speaker, without=without)
         context = self.evidence(recall)
         t0 = time.perf_counter()

@@ -31,12 +31,12 @@ def open_llm(settings: LLMSettings | None = None) -> Iterator[LLMClient]:
     cache = ResponseCache(path) if path else None
     try:
         if settings.model and settings.model.split(":")[0] == "local":
-            from .local import LocalLLM, ensure_model
+            from .local import DEFAULT_MODEL, LocalLLM
 
-            name = settings.model.partition(":")[2] or None
-            model_path = ensure_model(name) if name else ensure_model()
-            with LocalLLM(model_path) as local:
-                yield LLMClient(replace(settings, base_url=local.base_url, model=local.model), cache=cache)
+            with LocalLLM(settings.model.partition(":")[2] or DEFAULT_MODEL, api_key=True) as local:
+                yield LLMClient(replace(settings, base_url=local.base_url, model=local.model,
+                                        api_key=local.api_key, timeout_s=max(settings.timeout_s, 600.0)),
+                                cache=cache)
         else:
             yield LLMClient(settings, cache=cache)
     finally:
