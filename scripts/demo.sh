@@ -1,24 +1,49 @@
 #!/usr/bin/env bash
 # The main job, from a fresh clone: installs everything, starts the local Neo4j (provisioned
-# from Maven Central on first use), loads the example memory and shows descriptive and
-# associative recall with the reasons each memory came back.
+# from Maven Central on first use), then
+#   1. loads a hand-written memory and shows descriptive and associative recall, with the
+#      channels that brought each memory back;
+#   2. builds a memory from a short conversation with the fully local LLM (Qwen2.5 1.5B,
+#      in-process on the CPU, no network), recalls from it and answers a question;
+#   3. writes a visualisation of the recall.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
-echo "== starting the local Neo4j (first time: fetches the jars with Maven, ~1 minute)"
+command -v mvn >/dev/null || { echo "== installing Maven (fetches Neo4j's jars once)"; \
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo; $SUDO apt-get update -qq && $SUDO apt-get install -y -qq maven >/dev/null; }
+echo "== starting the local Neo4j (first time: fetches the jars with Maven, about a minute)"
 tmem db start
 echo "== applying the schema (constraints, full-text and vector indexes)"
 tmem schema apply
-echo "== loading examples/team-dinner.json (every text is embedded with all-MiniLM-L6-v2, offline)"
+
+echo; echo "== 1. a hand-written memory: examples/team-dinner.json (texts embedded offline with all-MiniLM-L6-v2)"
 tmem import examples/team-dinner.json --replace
-tmem stats team-dinner
-echo
-echo "== a descriptive question: the words of the question are in the memory"
+echo; echo "-- a descriptive question (its words are in the memory):"
 tmem recall team-dinner "When did Bob adopt his greyhound Biscuit?" --k-scenes 2 --k-items 3
-echo
-echo "== an associative question: nothing in it names Priya's shellfish allergy;"
-echo "   the allergy comes back through its Bridge trigger and its scene's Horizon trigger"
+echo; echo "-- an associative question: nothing in it names Priya's shellfish allergy; it comes back"
+echo "   through the item's Bridge trigger and its scene's Horizon trigger (see 'via'):"
 tmem recall team-dinner "Can you suggest a good sushi place for our group outing?" --speaker Alice --k-scenes 2 --k-items 3
-echo
-echo "== done. The server keeps running: 'tmem db stop' stops it; Neo4j Browser is at"
+
+echo; echo "== 2. building a memory from examples/short-dialogue.jsonl with the local model"
+echo "   (first time: joins the model's PyPI parts into one GGUF file; then ~20 LLM calls on the CPU)"
+export TMEM_LLM_MODEL=${TMEM_LLM_MODEL:-local}
+tmem ingest examples/short-dialogue.jsonl --memory demo-short
+tmem stats demo-short
+echo; echo "-- a few triggers the model wrote:"
+tmem export demo-short | python -c '
+import json, sys
+doc = json.load(sys.stdin)
+for item in doc["items"][:3]:
+    for t in item.get("triggers", [])[:1]:
+        print(f"   item: {item[\"text\"]}\n     concept: {t.get(\"concept\")}\n     bridge:  {t.get(\"bridge\")}")
+for scene in doc["scenes"][:2]:
+    for h in scene.get("triggers", {}).get("horizon", [])[:2]:
+        print(f"   scene {scene[\"id\"]} horizon ({h[\"channel\"]}): {h[\"text\"]}")'
+echo; echo "-- recall and answer (the answer comes from the local model):"
+tmem recall demo-short "Where could we take Ana out for dinner when she is back from her trip?" --k-scenes 2 --k-items 3
+tmem ask demo-short "When is Ana's cooking class?"
+
+echo; echo "== 3. the memory graph with that recall highlighted: demo-team-dinner.html (open it in a browser)"
+tmem viz team-dinner -o demo-team-dinner.html --query "Can you suggest a good sushi place for our group outing?"
+echo; echo "== done. The server keeps running ('tmem db stop' stops it). Neo4j Browser:"
 echo "   http://127.0.0.1:7474/browser/?dbms=bolt://127.0.0.1:7687&preselectAuthMethod=NO_AUTH"

@@ -9,11 +9,12 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # shellcheck disable=SC1091
 . .venv/bin/activate
+EXTRAS=${TMEM_EXTRAS:-test,local}
 stamp=.venv/.tmem-installed
-want=$(sha1sum pyproject.toml | cut -d' ' -f1)
+want="$(sha1sum pyproject.toml | cut -d' ' -f1) $EXTRAS"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "== installing tmem-graph and its dependencies into .venv (first time: a few minutes)"
   pip install --quiet --upgrade pip
-  pip install --quiet -e '.[test]'
+  pip install --quiet -e ".[$EXTRAS]"
   echo "$want" > "$stamp"
 fi

@@ -396,7 +396,8 @@ def _rss_mb() -> float:
 
 
 def _bench(args) -> None:
-    """Load time, tokens/s with and without a JSON schema, a ~200-token extraction, RSS."""
+    """Load time, a ~250-token structured extraction through `LLMClient`, tokens/s with and
+    without a JSON schema, a ~3k-token prompt, N concurrent requests, RSS."""
     import openai
     from pydantic import BaseModel
 
@@ -415,58 +416,63 @@ def _bench(args) -> None:
              "Pedro missed the ceremony because his train from Bergen was cancelled, but he "
              "arrived for the dinner and gave a speech about the summer the three of them spent "
              "in Seville in 2009. Maria stayed until 10 March and visited the Munch museum.")
+    extract = [{"role": "user", "content": "List every fact in this text as JSON objects "
+                "{who, what, when}.\n\n" + story}]
+    lines = [f"[2024-03-{1 + i // 12:02d} {8 + i % 12}:00] {'Maria' if i % 2 else 'Ana'}: turn {i} of the "
+             f"dialogue about the wedding plans, the flights, the dinner and the speech." for i in range(72)]
+    long = [{"role": "user", "content": "Summarise this dialogue in one sentence.\n\n" + "\n".join(lines)}]
+    fmt = {"type": "json_schema", "json_schema": {"name": "Facts", "schema": Facts.model_json_schema(),
+                                                  "strict": False}}
+
+    def free(i: int) -> list[dict]:  # a different first token each time defeats the prompt cache
+        return [{"role": "user", "content": f"({i}) Write about 150 words on why people keep diaries."}]
+
     t0 = time.perf_counter()
     with LocalLLM(args.model, n_ctx=args.n_ctx, parallel=args.parallel, threads=args.threads) as llm:
-        print(f"model {llm.model} at {llm.base_url}: ready in {time.perf_counter() - t0:.1f} s "
-              f"(threads {llm.threads}, parallel {llm.parallel}, n_ctx/slot {llm.n_ctx}), RSS {_rss_mb():.0f} MB")
-        raw = openai.OpenAI(base_url=llm.base_url, api_key=llm.api_key or "not-needed", timeout=600)
+        print(f"model {llm.model}: ready in {time.perf_counter() - t0:.1f} s (threads {llm.threads}, "
+              f"parallel {llm.parallel}, n_ctx/slot {llm.n_ctx}), RSS {_rss_mb():.0f} MB", flush=True)
+        raw = openai.OpenAI(base_url=llm.base_url, api_key=llm.api_key or "not-needed", timeout=900)
         client = LLMClient(local_settings(llm))
-        free = [{"role": "user", "content": "Write about 150 words on why people keep diaries."}]
-        fmt = {"type": "json_schema", "json_schema": {"name": "Facts", "schema": Facts.model_json_schema(),
-                                                      "strict": False}}
-        extract = [{"role": "user", "content": "List every fact in this text as JSON objects "
-                    "{who, what, when}.\n\n" + story}]
-        lines = [f"[2024-03-{1 + i // 12:02d} {8 + i % 12}:00] {'Maria' if i % 2 else 'Ana'}: turn {i} of the "
-                 f"dialogue about the wedding plans, the flights, the dinner and the speech." for i in range(150)]
-        long = [{"role": "user", "content": "Summarise this dialogue in one sentence.\n\n" + "\n".join(lines)}]
-        for label, messages, kwargs, repeat in (
-                ("free text", free, {"max_tokens": 160}, args.repeat),
-                ("json schema", extract, {"response_format": fmt, "max_tokens": 400}, args.repeat),
-                ("long prompt", long, {"max_tokens": 32}, 1)):
-            for i in range(repeat):
-                if i:  # a different first token defeats the prompt cache
-                    messages = [{"role": "user", "content": f"({i}) " + messages[0]["content"]}]
-                t = time.perf_counter()
-                r = raw.chat.completions.create(model=llm.model, messages=messages, temperature=0, **kwargs)
-                dt = time.perf_counter() - t
-                n = r.usage.completion_tokens
-                timings = getattr(r, "timings", None) or (r.model_extra or {}).get("timings") or {}
-                print(f"{label:12s}: {n} tokens in {dt:.1f} s = {n / dt:.1f} tok/s end-to-end; "
-                      f"prompt {timings.get('prompt_n')} tok at {timings.get('prompt_per_second', 0):.0f} tok/s, "
-                      f"generation {timings.get('predicted_per_second', 0):.1f} tok/s")
+
         t = time.perf_counter()
         facts = client.structured(extract, Facts, stage="bench")
-        dt = time.perf_counter() - t
         u = client.ledger["bench"]
-        print(f"LLMClient.structured(Facts): {u.completion_tokens} tokens in {dt:.1f} s, "
-              f"{len(facts.facts)} facts; RSS {_rss_mb():.0f} MB")
-        print(facts.model_dump_json(indent=1))
-        if args.concurrent > 1:
-            done = []
+        print(f"LLMClient.structured(Facts): {u.calls} call(s), {u.prompt_tokens} prompt + "
+              f"{u.completion_tokens} reply tokens in {time.perf_counter() - t:.1f} s, "
+              f"{len(facts.facts)} facts", flush=True)
+        print(facts.model_dump_json(), flush=True)
 
-            def one():
+        def one(label: str, messages: list[dict], **kwargs) -> None:
+            t = time.perf_counter()
+            r = raw.chat.completions.create(model=llm.model, messages=messages, temperature=0, **kwargs)
+            dt = time.perf_counter() - t
+            tm = (r.model_extra or {}).get("timings") or {}
+            print(f"{label:12s}: {tm.get('prompt_n')} prompt tok at {tm.get('prompt_per_second', 0):.1f} tok/s, "
+                  f"{r.usage.completion_tokens} reply tok at {tm.get('predicted_per_second', 0):.1f} tok/s "
+                  f"({r.choices[0].finish_reason}); {dt:.1f} s in all", flush=True)
+
+        for i in range(args.repeat):
+            one("free text", free(i), max_tokens=128)
+            one("json schema", [{"role": "user", "content": f"({i}) " + extract[0]["content"]}],
+                response_format=fmt, max_tokens=128)
+        one("long prompt", long, max_tokens=16)
+        if args.concurrent > 1:
+            done: list[float] = []
+
+            def worker(i: int) -> None:
                 t = time.perf_counter()
-                client.structured(extract, Facts, stage="concurrent")
+                raw.chat.completions.create(model=llm.model, messages=free(100 + i), temperature=0, max_tokens=128)
                 done.append(time.perf_counter() - t)
 
             t = time.perf_counter()
-            threads = [threading.Thread(target=one) for _ in range(args.concurrent)]
-            for th in threads:
+            pool = [threading.Thread(target=worker, args=(i,)) for i in range(args.concurrent)]
+            for th in pool:
                 th.start()
-            for th in threads:
+            for th in pool:
                 th.join()
-            print(f"{args.concurrent} concurrent extractions on {args.parallel} slot(s): wall "
-                  f"{time.perf_counter() - t:.1f} s, each {', '.join(f'{d:.1f}' for d in sorted(done))} s")
+            wall = time.perf_counter() - t
+            print(f"{args.concurrent} concurrent 128-token replies on {args.parallel} slot(s): wall {wall:.1f} s "
+                  f"({args.concurrent * 128 / wall:.1f} tok/s in all), each {', '.join(f'{d:.1f}' for d in sorted(done))} s")
         print(f"RSS at the end {_rss_mb():.0f} MB")
 
 
@@ -484,7 +490,7 @@ def main(argv: list[str] | None = None) -> None:
             sp.add_argument("--threads", type=int, default=None)
         if cmd == "bench":
             sp.add_argument("--repeat", type=int, default=2)
-            sp.add_argument("--concurrent", type=int, default=2, help="then N extractions at once")
+            sp.add_argument("--concurrent", type=int, default=2, help="then N requests at once")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "ensure":
