@@ -42,6 +42,17 @@ def _tokenizer_count():
     return lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
+def _samples(root: Path, sample_id: str) -> tuple[list[dict], int]:
+    """The LoCoMo samples in `root` and the position of `sample_id` among them."""
+    from . import data as ev
+
+    samples = ev.load(root / "locomo10.json")
+    position = next((n for n, s in enumerate(samples) if s.get("sample_id") == sample_id), None)
+    if position is None:
+        raise TmemError(f"no sample {sample_id!r} in {root / 'locomo10.json'}")
+    return samples, position
+
+
 @eval_group.command("locomo")
 @click.option("--sample", default="conv-26", show_default=True, help="LoCoMo sample id.")
 @_eval_options
@@ -52,10 +63,8 @@ def eval_locomo(ctx, sample, memory_id, data_path, build, limit, no_ablations, n
     from . import data as ev, report, runner
 
     root = data_path or ev.data_dir()
-    samples = ev.load(root / "locomo10.json")
-    chosen = next((s for s in samples if s.get("sample_id") == sample), None)
-    if chosen is None:
-        raise TmemError(f"no sample {sample!r} in {root / 'locomo10.json'}")
+    samples, position = _samples(root, sample)
+    chosen = samples[position]
     store = _store(ctx)
     if build:
         from ..construct.inputs import locomo_turns
@@ -93,10 +102,7 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, limit, no_ablations
     from . import data as ev, report, runner
 
     root = data_path or ev.data_dir()
-    samples = ev.load(root / "locomo10.json")
-    position = next((n for n, s in enumerate(samples) if s.get("sample_id") == base), None)
-    if position is None:
-        raise TmemError(f"no sample {base!r} in {root / 'locomo10.json'}")
+    samples, position = _samples(root, base)
     probes = [ev.stitch(p, samples) for p in ev.load(root / "locomo_plus_dev.json")
               if p["index"] % len(samples) == position][:limit]
     store = _store(ctx)
