@@ -29,7 +29,10 @@ from tmem_graph.embeddings import get_encoder
 from tmem_graph.llm.client import LLMClient, LLMSettings
 from tmem_graph.store import Store
 
-DATA = Path(__file__).parents[1].parent / "shared" / "data" / "locomo10.json"
+def _data() -> Path:
+    from tmem_graph.evaluate.data import data_dir
+
+    return data_dir() / "locomo10.json"
 
 
 def auto_reply(prompt: str) -> dict:
@@ -98,7 +101,7 @@ def serve(latency: float, count):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--uri", default="bolt://127.0.0.1:7687")
-    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--data", type=Path, default=None, help="locomo10.json (default: the shared data folder)")
     ap.add_argument("--sample", default="conv-26")
     ap.add_argument("--latency", type=float, default=1.0)
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
@@ -107,7 +110,7 @@ def main() -> None:
     encoder = get_encoder()
     tokenizer = encoder._model.tokenizer
     count = lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])  # noqa: E731
-    turns = read_conversation(args.data, "locomo", args.sample)
+    turns = read_conversation(args.data or _data(), "locomo", args.sample)
     store = Store(Settings.from_env(uri=args.uri))
     store.apply_schema(encoder.dim)
     server = serve(args.latency, count)

@@ -20,9 +20,17 @@ UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
 
 
 def data_dir() -> Path:
-    """`$TMEM_DATA_DIR`, else `../shared/data` beside this checkout."""
+    """`$TMEM_DATA_DIR`, else `../shared/data` beside this checkout, else `/work/shared/data`
+    (where these machines keep it)."""
     env = os.environ.get("TMEM_DATA_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
+    if env:
+        return Path(env)
+    candidates = [Path(__file__).resolve().parents[3] / "shared" / "data", Path("/work/shared/data")]
+    for candidate in candidates:
+        if (candidate / "locomo10.json").is_file():
+            return candidate
+    raise ValidationError([f"no benchmark data found (looked in {', '.join(map(str, candidates))}); "
+                           "set TMEM_DATA_DIR or pass --data"])
 
 
 def load(path: Path) -> list:
