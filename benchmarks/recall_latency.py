@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import platform
 import random
+import re
 import shutil
 import statistics
 import sys
@@ -240,24 +242,81 @@ class MemoEncoder(Encoder):
 
 
 class TimedCascade(Cascade):
-    """A Cascade that records the wall time of each named query (they run concurrently)."""
+    """A Cascade that records, per named query, the client wall time and the server's own time
+    (result_available_after + result_consumed_after), and the time of each stage of a recall:
+    round 1 (the concurrent rankings), the scene layer (scene_pool), the item layer (item_pool,
+    while scenes_fetch runs), and the rest (waiting for scenes_fetch, assembling)."""
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         self.times: dict[str, list[float]] = defaultdict(list)
-        self.last_params: dict[str, dict] = {}
+        self.server: dict[str, list[float]] = defaultdict(list)
+        self.stages: dict[str, list[float]] = defaultdict(list)
+        self.first_params: dict[str, dict] = {}
         self._lock = threading.Lock()
         self.recording = True
+        self._t0 = 0.0
+        self._marks: dict[str, float] = {}
+        self._current: list[tuple[str, float]] = []
 
     def _run(self, name, params):
+        # the product's Cascade._run (one session per query, every record read), plus timings
         t0 = time.perf_counter()
-        rows = super()._run(name, params)
+        with self.store.session() as s:
+            res = s.run(cypher_text(name), params)
+            rows = [r.data() for r in res]
+            summ = res.consume()
         dt = (time.perf_counter() - t0) * 1000
         if self.recording:
+            key = name  # one key per use: the trigger family, or the kind the full-text query is scoped to
+            if "family" in params:
+                key += f"[{params['family']}]"
+            elif "lucene" in params:
+                key += "[" + re.match(r"\+ft_scope:(topic|scene|item)", params["lucene"]).group(1) + "]"
             with self._lock:
-                self.times[name].append(dt)
-                self.last_params[name] = params
+                self._current.append((name, (summ.result_available_after or 0) + (summ.result_consumed_after or 0)))
+                self.times[key].append(dt)
+                self.server[key].append((summ.result_available_after or 0) + (summ.result_consumed_after or 0))
+                self.first_params.setdefault(key, params)
         return rows
+
+    def recall(self, *a, **kw):
+        self._marks = {}
+        self._current = []
+        self._t0 = time.perf_counter()
+        out = super().recall(*a, **kw)
+        end = time.perf_counter()
+        if self.recording and self._current:
+            later = {"retrieve/scene_pool", "retrieve/item_pool", "retrieve/scenes_fetch"}
+            srv = defaultdict(float, {n: t for n, t in self._current if n in later})
+            first = [t for n, t in self._current if n not in later]
+            self.stages["server time, sum over the recall's queries"].append(sum(t for _, t in self._current))
+            self.stages["server time on the critical path"].append(
+                max(first, default=0) + srv["retrieve/scene_pool"]
+                + max(srv["retrieve/item_pool"], srv["retrieve/scenes_fetch"]))
+        if self.recording and "scenes_in" in self._marks:
+            m, t0 = self._marks, self._t0
+            self.stages["round 1: concurrent rankings"].append((m["scenes_in"] - t0) * 1000)
+            self.stages["scene layer (scene_pool)"].append((m["scenes_out"] - m["scenes_in"]) * 1000)
+            self.stages["item layer (item_pool ∥ scenes_fetch)"].append((m["items_out"] - m["items_in"]) * 1000)
+            self.stages["rest (python, waits)"].append(
+                ((end - t0) - (m["scenes_in"] - t0) - (m["scenes_out"] - m["scenes_in"])
+                 - (m["items_out"] - m["items_in"])) * 1000)
+        return out
+
+    def _select_scenes(self, *a, **kw):
+        self._marks["scenes_in"] = time.perf_counter()
+        try:
+            return super()._select_scenes(*a, **kw)
+        finally:
+            self._marks["scenes_out"] = time.perf_counter()
+
+    def _select_items(self, *a, **kw):
+        self._marks["items_in"] = time.perf_counter()
+        try:
+            return super()._select_items(*a, **kw)
+        finally:
+            self._marks["items_out"] = time.perf_counter()
 
 
 def pct(xs, p) -> float:
@@ -363,37 +422,83 @@ def build_many(store: Store, n_memories: int, batch: int, budget_s: float, state
     return out
 
 
-def profile(store: Store, name: str, params: dict) -> dict:
-    """PROFILE one cascade query: total db hits, time, and the operators that cost most."""
+def profile(store: Store, name: str, params: dict, runs: int = 5) -> dict:
+    """PROFILE one cascade query (warmed, so no planning): db hits, the server's time (median of
+    `runs`), and the plan's operators."""
+    text = cypher_text(name)
+    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("//")]
+    if lines and lines[0].strip().upper().startswith("CYPHER"):
+        lines[0] = lines[0].strip() + " PROFILE"  # "CYPHER 25 PROFILE ..."
+    else:
+        lines.insert(0, "PROFILE")
+    prof_text = "\n".join(lines)
+    server_ms = []
     with store.session() as s:
-        for _ in range(3):  # warm
-            s.run(cypher_text(name), params).consume()
-        text = cypher_text(name)
-        lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("//")]
-        if lines and lines[0].strip().upper().startswith("CYPHER"):
-            lines[0] = lines[0].strip() + " PROFILE"  # "CYPHER 25 PROFILE ..."
-            prof_text = "\n".join(lines)
-        else:
-            prof_text = "PROFILE " + "\n".join(lines)
-        t0 = time.perf_counter()
-        summary_ = s.run(prof_text, params).consume()
-        wall = (time.perf_counter() - t0) * 1000
+        for _ in range(3):
+            s.run(prof_text, params).consume()
+        for _ in range(runs):
+            summ = s.run(prof_text, params).consume()
+            server_ms.append((summ.result_available_after or 0) + (summ.result_consumed_after or 0))
     ops: list[dict] = []
 
     def walk(p, depth=0):
         args_ = p.get("args", {})
         ops.append({"operator": p.get("operatorType"), "depth": depth, "rows": p.get("rows"),
-                    "db_hits": p.get("dbHits"), "time_ms": (args_.get("Time") or 0) / 1e6,
-                    "page_cache_hits": p.get("pageCacheHits"), "page_cache_misses": p.get("pageCacheMisses"),
+                    "db_hits": p.get("dbHits"), "page_cache_hits": p.get("pageCacheHits"),
+                    "page_cache_misses": p.get("pageCacheMisses"),
                     "details": str(args_.get("Details", ""))[:160]})
         for c in p.get("children", []):
             walk(c, depth + 1)
 
-    walk(summary_.profile)
-    return {"query": name, "wall_ms": wall,
+    walk(summ.profile)
+    return {"query": name, "server_ms_median": statistics.median(server_ms), "server_ms": server_ms,
             "db_hits": sum(o["db_hits"] or 0 for o in ops),
-            "server_ms": (summary_.result_available_after or 0) + (summary_.result_consumed_after or 0),
-            "operators": ops}
+            "rows_out": ops[0]["rows"] if ops else None, "operators": ops}
+
+
+def floor(store: Store, n: int = 60, fan: int = 10, workers: int = 6) -> dict:
+    """The cost of the cascade's pattern with nothing to compute: one session + `RETURN 1`,
+    sequentially and `fan` at once on a pool of `workers` threads (as in a recall's round 1)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one():
+        with store.session() as s:
+            s.run("RETURN 1 AS x").consume()
+
+    for _ in range(10):
+        one()
+    seq = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        one()
+        seq.append((time.perf_counter() - t0) * 1000)
+    par = []
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for _ in range(n):
+            t0 = time.perf_counter()
+            for f in [pool.submit(one) for _ in range(fan)]:
+                f.result()
+            par.append((time.perf_counter() - t0) * 1000)
+    return {"sequential_ms": summary(seq), f"fan_out_{fan}_on_{workers}_threads_ms": summary(par)}
+
+
+def encoder_threads(encoder, queries: list[str], n: int = 40) -> dict:
+    """Single-query encoding time with torch's default thread count and with one thread,
+    interleaved (the machine's load hits both alike)."""
+    import torch
+
+    default = torch.get_num_threads()
+    out = {f"torch_threads_{default}": [], "torch_threads_1": []}
+    try:
+        for i in range(n):
+            for threads in (default, 1):
+                torch.set_num_threads(threads)
+                t0 = time.perf_counter()
+                encoder.encode([queries[i % len(queries)]])
+                out[f"torch_threads_{threads}"].append((time.perf_counter() - t0) * 1000)
+    finally:
+        torch.set_num_threads(default)
+    return {k: summary(v) for k, v in out.items()}
 
 
 # ---- main ------------------------------------------------------------------------------------
@@ -514,10 +619,13 @@ def main(argv: list[str] | None = None) -> int:
         loads["before_measure"] = load_average()
 
         lat = {k: [] for k in ("A_cascade", "B_cascade", "A_full", "B_full", "A_full_encode",
-                               "B_full_encode", "A_full_cascade", "B_full_cascade")}
+                               "B_full_encode", "A_full_cascade", "B_full_cascade", "A_cascade_1_worker")}
+        ca1 = Cascade(sa, sa.settings.retrieval, workers=1)  # the same queries one after the other
+        for q in QUERIES[:10]:
+            ca1.recall(SOURCE_ID, q, qvec[q])
         by_target: dict[str, list[float]] = defaultdict(list)
         tokens, evidence_shape = [], []
-        same_ids = 0
+        same_ids = same_sets = 0
         for i, q in enumerate(queries):
             target = targets[i % len(targets)]
             order = ("A", "B") if i % 2 == 0 else ("B", "A")
@@ -532,8 +640,13 @@ def main(argv: list[str] | None = None) -> int:
                 lat[f"{side}_cascade"].append(dt)
                 if side == "B":
                     by_target[target].append(dt)
-            same_ids += ([s.id for s in recs["A"].scenes], [x.id for x in recs["A"].items]) == \
-                        ([s.id for s in recs["B"].scenes], [x.id for x in recs["B"].items])
+            ida = ([s.id for s in recs["A"].scenes], [x.id for x in recs["A"].items])
+            idb = ([s.id for s in recs["B"].scenes], [x.id for x in recs["B"].items])
+            same_ids += ida == idb
+            same_sets += (set(ida[0]), set(ida[1])) == (set(idb[0]), set(idb[1]))
+            t0 = time.perf_counter()
+            ca1.recall(SOURCE_ID, q, qvec[q])
+            lat["A_cascade_1_worker"].append((time.perf_counter() - t0) * 1000)
             for side in order:  # Memory.recall: encoding + cascade (+ its thread pool)
                 mem = mems_a if side == "A" else mems_b[target]
                 t0 = time.perf_counter()
@@ -549,10 +662,12 @@ def main(argv: list[str] | None = None) -> int:
         loads["after_measure"] = load_average()
         ca.close()
         cb.close()
+        ca1.close()
 
         result["latency_ms"] = {k: summary(v) for k, v in lat.items()}
         result["latency_ms_B_by_target"] = {m: summary(v) for m, v in by_target.items()}
         result["same_result_A_vs_B"] = f"{same_ids}/{len(queries)}"
+        result["same_sets_A_vs_B"] = f"{same_sets}/{len(queries)}"
         result["evidence_tokens"] = summary(tokens)
         result["evidence_shape_median"] = {k: statistics.median(e[k] for e in evidence_shape)
                                            for k in evidence_shape[0]}
@@ -560,15 +675,25 @@ def main(argv: list[str] | None = None) -> int:
             name: {"A": summary(ca.times.get(name, [])), "B": summary(cb.times.get(name, []))}
             for name in sorted(set(ca.times) | set(cb.times))}
 
-        # ---- PROFILE of the slowest queries on B, and the same on A --------------------------
-        slow = sorted(result["per_query_ms"], key=lambda n: -result["per_query_ms"][n]["B"]["p50"])[:4]
-        result["profiles"] = {}
-        for name in slow:
-            params_b = cb.last_params[name]
-            params_a = {**params_b, "memory_id": SOURCE_ID}
-            if "lucene" in params_b:
-                params_a["lucene"] = ca.last_params[name]["lucene"]
-            result["profiles"][name] = {"A": profile(sa, name, params_a), "B": profile(sb, name, params_b)}
+        result["stages_ms"] = {"A": {k: summary(v) for k, v in ca.stages.items()},
+                               "B": {k: summary(v) for k, v in cb.stages.items()}}
+        result["per_query_server_ms"] = {
+            name: {"A": summary(ca.server.get(name, [])), "B": summary(cb.server.get(name, []))}
+            for name in sorted(set(ca.server) | set(cb.server))}
+        result["floor"] = {"A": floor(sa), "B": floor(sb)}
+        result["encoder_threads"] = encoder_threads(real, QUERIES)
+
+        # ---- PROFILE of every cascade query on B (against a clone) and on A ------------------
+        # parameters of the first measured recall (query 0), moved to a clone for B
+        clone = targets[1] if len(targets) > 1 else SOURCE_ID
+        src_hash, clone_hash = hashlib.sha1(SOURCE_ID.encode()).hexdigest(), hashlib.sha1(clone.encode()).hexdigest()
+        result["profiles"] = {"query": queries[0], "B_memory": clone}
+        for key, params in sorted(ca.first_params.items()):
+            params_b = {**params, "memory_id": clone}
+            if "lucene" in params:
+                params_b["lucene"] = params["lucene"].replace(src_hash, clone_hash)
+            name = key.split("[")[0]
+            result["profiles"][key] = {"A": profile(sa, name, params), "B": profile(sb, name, params_b)}
         result["jvm_peak_rss_bytes"] = {
             "A": proc_status(single.status()["pid"], "VmHWM").get("VmHWM"),
             "B": proc_status(many.status()["pid"], "VmHWM").get("VmHWM")}
@@ -657,15 +782,17 @@ def run_checks(sb: Store, sa: Store, targets: list[str], encoder: Encoder, clone
 def report(r: dict, args) -> None:
     lat = r["latency_ms"]
     b = r["build"]
+    n_b = b["memories"]
     print(f"\nNeo4j {r['neo4j_version']}, {r['machine']['cpus']} CPUs; both servers: {', '.join(r['neo4j_local_conf'])}")
     print(f"load average (1/5/15 min): {r['load_average_1_5_15']}")
     print(f"memory {r['memory']['id']}: {r['memory']['counts']}")
-    print(f"database B: {b['memories']} memories, {b['nodes']:,} nodes, {b['relationships']:,} relationships, "
+    print(f"database B: {n_b} memories, {b['nodes']:,} nodes, {b['relationships']:,} relationships, "
           f"{b['db_bytes_on_disk'] / 2**30:.2f} GiB on disk (A: {b['db_bytes_single'] / 2**20:.0f} MiB); "
           f"cloning {b['clone_s'] / 60:.1f} min{' (stopped by the time budget)' if b['stopped_by_budget'] else ''}, "
-          f"awaitIndexes {b['await_indexes_s']:.1f} s\n")
-    n_b = b["memories"]
-    print(f"| recall latency, ms ({lat['A_cascade']['n']} queries) | 1 memory p50 | p95 | {n_b} memories p50 | p95 | ratio p50 | ratio p95 |")
+          f"awaitIndexes {b['await_indexes_s']:.1f} s")
+    print(f"B queried on {len(r['targets'])} memories: the original and {len(r['targets']) - 1} random clones\n")
+    print(f"| recall latency, ms ({lat['A_cascade']['n']} queries) | 1 memory p50 | p95 | {n_b} memories p50 | p95 "
+          f"| ratio p50 | ratio p95 |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for key, what in (("cascade", "cascade, precomputed vector (`Cascade.recall`)"),
                       ("full", "with query encoding (`Memory.recall`)"),
@@ -673,22 +800,47 @@ def report(r: dict, args) -> None:
         a, bb = lat[f"A_{key}"], lat[f"B_{key}"]
         print(f"| {what} | {a['p50']:.1f} | {a['p95']:.1f} | {bb['p50']:.1f} | {bb['p95']:.1f} | "
               f"{bb['p50'] / a['p50']:.2f} | {bb['p95'] / a['p95']:.2f} |")
+    one = lat.get("A_cascade_1_worker")
+    if one:
+        print(f"\nA, the same cascade with its queries one after the other (`Cascade(..., workers=1)`): "
+              f"p50 {one['p50']:.1f} ms, p95 {one['p95']:.1f} ms")
+    orig = r["latency_ms_B_by_target"].get(SOURCE_ID, {})
+    others = [v["p50"] for m, v in r["latency_ms_B_by_target"].items() if m != SOURCE_ID]
+    if orig and others:
+        print(f"\nB cascade p50 on the original: {orig['p50']:.1f} ms; on the clones: median of their p50s "
+              f"{statistics.median(others):.1f} ms (range {min(others):.1f}-{max(others):.1f})")
     t = r["evidence_tokens"]
     print(f"\nevidence tokens per query ({r['tokenizer']}): median {t['p50']:.0f}, p95 {t['p95']:.0f}, "
           f"max {t['max']}; median shape {r['evidence_shape_median']}")
-    print(f"same scene and item ids on A and B for the same query: {r['same_result_A_vs_B']}")
-    print("\n| named query (wall ms, concurrent) | A p50 | A p95 | B p50 | B p95 | ratio p50 |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    print(f"same scene and item ids on A and B for the same query: {r['same_result_A_vs_B']} in the same order, "
+          f"{r['same_sets_A_vs_B']} as sets")
+    print("\n| stage of `Cascade.recall` (ms) | A p50 | A p95 | B p50 | B p95 |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for k in r["stages_ms"]["A"]:
+        a, bb = r["stages_ms"]["A"][k], r["stages_ms"]["B"][k]
+        print(f"| {k} | {a['p50']:.1f} | {a['p95']:.1f} | {bb['p50']:.1f} | {bb['p95']:.1f} |")
+    print("\n| named query (ms; client wall while running concurrently / server's own time) "
+          "| A wall p50 | A server p50 | B wall p50 | B wall p95 | B server p50 | B server p95 |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name, v in sorted(r["per_query_ms"].items(), key=lambda kv: -kv[1]["B"]["p50"]):
-        print(f"| {name} (n={v['B']['n']}) | {v['A']['p50']:.1f} | {v['A']['p95']:.1f} | {v['B']['p50']:.1f} | "
-              f"{v['B']['p95']:.1f} | {v['B']['p50'] / v['A']['p50']:.2f} |")
-    print("\nPROFILE (one run each, after 3 warm runs): db hits, server ms (available+consumed)")
-    for name, p in r["profiles"].items():
-        print(f"  {name}: A {p['A']['db_hits']:,} hits {p['A']['server_ms']} ms | "
-              f"B {p['B']['db_hits']:,} hits {p['B']['server_ms']} ms")
-        for o in p["B"]["operators"]:
-            print(f"      B {'  ' * o['depth']}{o['operator']}: rows {o['rows']}, hits {o['db_hits']}, "
-                  f"{o['time_ms']:.1f} ms  {o['details'][:90]}")
+        sv = r["per_query_server_ms"][name]
+        print(f"| {name} (n={v['B']['n']}) | {v['A']['p50']:.1f} | {sv['A']['p50']:.0f} | {v['B']['p50']:.1f} | "
+              f"{v['B']['p95']:.1f} | {sv['B']['p50']:.0f} | {sv['B']['p95']:.0f} |")
+    fa, fb = r["floor"]["A"], r["floor"]["B"]
+    fan_key = [k for k in fa if k.startswith("fan_out")][0]
+    print(f"\nfloor (session + RETURN 1): sequential p50 A {fa['sequential_ms']['p50']:.1f} / B "
+          f"{fb['sequential_ms']['p50']:.1f} ms; {fan_key}: p50 A {fa[fan_key]['p50']:.1f} / B {fb[fan_key]['p50']:.1f} ms, "
+          f"p95 A {fa[fan_key]['p95']:.1f} / B {fb[fan_key]['p95']:.1f} ms")
+    print("encoding one query: " + ", ".join(f"{k} p50 {v['p50']:.1f} ms p95 {v['p95']:.1f} ms"
+                                            for k, v in r["encoder_threads"].items()))
+    prof = r["profiles"]
+    print(f"\nPROFILE (query {prof['query']!r}; B on {prof['B_memory']}; median server ms of 5 after warm-up)")
+    print("| query | A rows | A db hits | A server ms | B rows | B db hits | B server ms |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for key, p in prof.items():
+        if isinstance(p, dict) and "A" in p:
+            print(f"| {key} | {p['A']['rows_out']} | {p['A']['db_hits']:,} | {p['A']['server_ms_median']} | "
+                  f"{p['B']['rows_out']} | {p['B']['db_hits']:,} | {p['B']['server_ms_median']} |")
     print(f"\nchecks: {json.dumps(r['checks']['summary'])}")
     print(f"JSON: {args.out}")
 
