@@ -33,7 +33,10 @@ def open_llm(settings: LLMSettings | None = None) -> Iterator[LLMClient]:
         if settings.model and settings.model.split(":")[0] == "local":
             from .local import DEFAULT_MODEL, LocalLLM
 
-            with LocalLLM(settings.model.partition(":")[2] or DEFAULT_MODEL, api_key=True) as local:
+            # a small model at temperature 0 sometimes repeats itself until the cap: keep it low
+            cap = int(os.environ.get("TMEM_LLM_MAX_TOKENS") or 1024)
+            with LocalLLM(settings.model.partition(":")[2] or DEFAULT_MODEL, api_key=True,
+                          max_tokens=cap) as local:
                 yield LLMClient(replace(settings, base_url=local.base_url, model=local.model,
                                         api_key=local.api_key, timeout_s=max(settings.timeout_s, 600.0)),
                                 cache=cache)
