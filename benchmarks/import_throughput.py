@@ -123,16 +123,6 @@ class TimedStore:
         self.commit_s = self.tx_s = 0.0
 
 
-# Diagnostic variant of store/scene_turns_link with index hints (benchmark code, not the product's).
-LINK_WITH_HINTS = """
-UNWIND $rows AS r
-MATCH (s:Scene {memory_id: $memory_id, id: r.scene_id}) USING INDEX s:Scene(memory_id, id)
-MATCH (t:Turn {memory_id: $memory_id, id: r.turn_id}) USING INDEX t:Turn(memory_id, id)
-MERGE (s)-[h:HAS_TURN]->(t)
-SET h.order = r.order
-"""
-
-
 def plan_rows(profile: dict, depth: int = 0) -> list[dict]:
     args_ = profile.get("args", {})
     out = [{"operator": profile.get("operatorType"), "depth": depth, "rows": profile.get("rows"),
@@ -142,56 +132,58 @@ def plan_rows(profile: dict, depth: int = 0) -> list[dict]:
     return out
 
 
-def profile_links(store: Store, parsed, encoder: Encoder, batch: int = 500) -> dict:
-    """PROFILE one batch of scene_turns_link in the import's situation (its turns and scenes
-    created earlier in the same, uncommitted transaction), as the product's query and with
-    index hints; rolled back. Then the product's query once the nodes are committed."""
+def profile_writes(store: Store, parsed, encoder: Encoder, batch: int = 500) -> dict:
+    """The import's write queries in its own situation: the same rows, in the same order
+    (a mirror of tmem_graph.transfer.write_rows), in one transaction on this (fresh) database;
+    each query's second batch runs under PROFILE. Rolled back at the end."""
     from tmem_graph.queries import query
     from tmem_graph.store import ft_scope
     from tmem_graph.transfer import memory_rows
 
-    m = "bench-probe"
+    m = parsed.memory_id
     rows = memory_rows(parsed, encoder, 64)
-    out: dict = {"turns": len(rows["turns"]), "scenes": len(rows["scenes"]), "batch": batch}
-    one = rows["scene_turns"][batch:2 * batch]  # the second batch (the first one plans the query)
-
-    def run(tx, text):
-        tx.run(text, {"memory_id": m, "rows": rows["scene_turns"][:batch]}).consume()
-        t0 = time.perf_counter()
-        summ = tx.run("PROFILE " + text, {"memory_id": m, "rows": one}).consume()
-        ops = plan_rows(summ.profile)
-        return {"s": time.perf_counter() - t0, "db_hits": sum(o["db_hits"] or 0 for o in ops), "plan": ops}
-
+    steps = [("store/turns_merge", "turns", {}), ("store/scenes_merge", "scenes", {"ft_scope": ft_scope("scene", m)}),
+             ("store/scene_turns_link", "scene_turns", {}), ("store/scenes_chain", "chain", {}),
+             ("store/topics_merge", "topics", {"ft_scope": ft_scope("topic", m)}),
+             ("store/topic_scenes_link", "topic_scenes", {}),
+             ("store/items_merge", "items", {"ft_scope": ft_scope("item", m)}),
+             ("store/item_scenes_link", "item_scenes", {}), ("store/scene_triggers_merge", "scene_triggers", {}),
+             ("store/item_triggers_merge", "item_triggers", {}), ("store/personas_merge", "personas", {})]
+    out: dict = {}
     with store.session() as s:
-        for key, text in (("in_tx_product_query", query("store/scene_turns_link")),
-                          ("in_tx_with_index_hints", LINK_WITH_HINTS)):
-            tx = s.begin_transaction()
-            try:
-                store.tx_batches(tx, "store/turns_merge", rows["turns"], memory_id=m)
-                store.tx_batches(tx, "store/scenes_merge", rows["scenes"], memory_id=m,
-                                 ft_scope=ft_scope("scene", m))
-                out[key] = run(tx, text)
-            finally:
-                tx.rollback()
         tx = s.begin_transaction()
-        store.tx_batches(tx, "store/turns_merge", rows["turns"], memory_id=m)
-        store.tx_batches(tx, "store/scenes_merge", rows["scenes"], memory_id=m, ft_scope=ft_scope("scene", m))
-        tx.commit()
         try:
-            tx = s.begin_transaction()
-            try:
-                out["committed_nodes_product_query"] = run(tx, query("store/scene_turns_link"))
-            finally:
-                tx.rollback()
+            store.create_memory_in(tx, m, encoder.name, encoder.dim, parsed.speakers)
+            for name, key, extra in steps:
+                data = rows[key]
+                t_all = time.perf_counter()
+                entry: dict = {"rows": len(data)}
+                for k, start in enumerate(range(0, len(data), batch)):
+                    params = {"memory_id": m, **extra, "rows": data[start:start + batch]}
+                    if k == 1:
+                        t0 = time.perf_counter()
+                        summ = tx.run("PROFILE " + query(name), params).consume()
+                        ops = plan_rows(summ.profile)
+                        entry.update({"profiled_batch_s": time.perf_counter() - t0,
+                                      "profiled_batch_db_hits": sum(o["db_hits"] or 0 for o in ops),
+                                      "lookups": [o for o in ops if o["operator"] and
+                                                  ("Seek" in o["operator"] or "Filter" in o["operator"]
+                                                   or "Scan" in o["operator"])]})
+                    else:
+                        tx.run(query(name), params).consume()
+                entry["all_batches_s"] = time.perf_counter() - t_all
+                out[name] = entry
+                print(f"  {name}: {len(data):,} rows in {entry['all_batches_s']:.1f} s", flush=True)
         finally:
-            s.run("MATCH (n:Turn|Scene {memory_id: $m}) DETACH DELETE n", {"m": m}).consume()
-    for key in ("in_tx_product_query", "in_tx_with_index_hints", "committed_nodes_product_query"):
-        print(f"PROFILE scene_turns_link, {batch} rows, {key}: {out[key]['s']:.2f} s, "
-              f"{out[key]['db_hits']:,} db hits", flush=True)
-        for o in out[key]["plan"]:
-            if o["operator"] and ("Seek" in o["operator"] or "Filter" in o["operator"]):
-                print(f"    {'  ' * o['depth']}{o['operator']}: rows {o['rows']:,}, hits {o['db_hits']:,}  "
-                      f"{o['details'][:90]}")
+            tx.rollback()
+    print(f"\nPROFILE of the second batch ({batch} rows) of each write query, inside the import transaction:")
+    for name, e in out.items():
+        if "profiled_batch_s" not in e:
+            continue
+        print(f"  {name}: all {e['rows']:,} rows {e['all_batches_s']:.1f} s; profiled batch "
+              f"{e['profiled_batch_s']:.2f} s, {e['profiled_batch_db_hits']:,} db hits", flush=True)
+        for o in e["lookups"]:
+            print(f"      {o['operator']}: rows {o['rows']:,}, hits {o['db_hits']:,}  {o['details'][:100]}")
     return out
 
 
@@ -253,9 +245,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save-vectors", type=Path, help="save the encoded vectors (npz) for --load-vectors")
     ap.add_argument("--load-vectors", type=Path,
                     help="skip the encoder: only the import with vectors replayed from this npz")
-    ap.add_argument("--profile-links", action="store_true",
-                    help="afterwards, PROFILE one batch of store/scene_turns_link inside an import-like "
-                         "transaction (needs the vectors: runs after the imports)")
+    ap.add_argument("--profile-writes", action="store_true",
+                    help="first, on the fresh database, run the import's write queries in one transaction "
+                         "with a PROFILE of each one's second batch, then roll back (needs --load-vectors)")
     ap.add_argument("--keep-server", action="store_true", help="leave the server running")
     ap.add_argument("--out", type=Path, required=True, help="JSON results file")
     args = ap.parse_args(argv)
@@ -295,8 +287,13 @@ def main(argv: list[str] | None = None) -> int:
 
     runs = []
     error = None
-    links_profile = None
+    writes_profile = None
     try:
+        if args.profile_writes:
+            if not args.load_vectors:
+                raise SystemExit("--profile-writes needs --load-vectors")
+            print("profiling the write queries in one transaction (rolled back):", flush=True)
+            writes_profile = profile_writes(store, parsed, ReplayEncoder(real, load_vectors(args.load_vectors)))
         for n in range(args.runs):
             if args.load_vectors:  # only (2): the database side, e.g. to compare server settings
                 memo = load_vectors(args.load_vectors)
@@ -361,9 +358,6 @@ def main(argv: list[str] | None = None) -> int:
                 "without_encoder_write_queries_s": dict(timed.queries),
                 "db_counts": db_counts,
             })
-        if args.profile_links:
-            memo = load_vectors(args.load_vectors) if args.load_vectors else enc.memo
-            links_profile = profile_links(store, parsed, ReplayEncoder(real, memo))
     except Exception as exc:  # e.g. the server's transaction memory limit: report it
         error = f"{type(exc).__name__}: {exc}"[:2000]
         print(f"import failed: {error}", flush=True)
@@ -404,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         "vectors": f"replayed from {args.load_vectors}" if args.load_vectors else "encoded",
         "document": {"memory_id": parsed.memory_id, "counts": counts, "objects": objects,
                      "build_and_validate_s": gen_s},
-        "runs": runs, "error": error, "median": m, "profile_scene_turns_link": links_profile,
+        "runs": runs, "error": error, "median": m, "profile_writes": writes_profile,
         "python_peak_rss_bytes": py_peak, "python_rss_after_model_load_bytes": rss_before,
         "jvm_peak_rss_bytes": jvm.get("VmHWM"), "jvm_rss_end_bytes": jvm.get("VmRSS"),
         "db_bytes_on_disk": db_bytes,
