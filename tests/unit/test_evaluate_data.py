@@ -1,4 +1,6 @@
-from tmem_graph.evaluate.data import EvidenceRepairs, gap_days, locomo_qas, repair_evidence, stitch
+from tmem_graph.construct.inputs import InputTurn
+from tmem_graph.evaluate.data import (EvidenceRepairs, first_sessions, gap_days, locomo_qas, repair_evidence,
+                                     stitch, within_sessions)
 
 
 def test_malformed_evidence_ids_are_repaired_or_dropped_and_counted():
@@ -41,3 +43,13 @@ def test_stitching_a_probe_checked_by_hand():
         ("Caroline", "2023-05-25T10:00:30", 3, "P20:1"), ("Melanie", "2023-05-25T10:01:00", 3, "P20:2")]
     assert p.query == "My weekends at local historical sites are surprisingly rich." and p.query_speaker == "Caroline"
     assert (p.base, p.relation) == ("conv-x", "goal")
+
+
+def test_first_sessions_limit_turns_and_questions():
+    turns = [InputTurn("A", "x", session=1, id="D1:1"), InputTurn("B", "y", session=2, id="D2:1"),
+             InputTurn("A", "z", session=3, id="D3:1")]
+    assert [t.id for t in first_sessions(turns, 2)] == ["D1:1", "D2:1"]
+    assert first_sessions(turns, None) == turns
+    assert within_sessions(["D1:3", "D2:10"], 2)
+    assert not within_sessions(["D1:3", "D12:1"], 2)  # session 12, not 1
+    assert within_sessions(["D12:1"], None)

@@ -24,6 +24,8 @@ def _eval_options(fn):
         click.option("--data", "data_path", type=click.Path(path_type=Path, file_okay=False),
                      help="Folder with locomo10.json and locomo_plus_dev.json (default $TMEM_DATA_DIR or ../shared/data)."),
         click.option("--build", is_flag=True, help="Build or extend the memory first with the configured LLM."),
+        click.option("--sessions", type=click.IntRange(min=1),
+                     help="Use only the first N sessions of the conversation (build and questions)."),
         click.option("--limit", type=int, help="Evaluate only the first N questions or probes."),
         click.option("--no-ablations", is_flag=True, help="Only the full cascade (and baselines)."),
         click.option("--no-baselines", is_flag=True, help="Skip the flat baselines over turns."),
@@ -58,7 +60,8 @@ def _samples(root: Path, sample_id: str) -> tuple[list[dict], int]:
 @_eval_options
 @click.pass_context
 @_friendly
-def eval_locomo(ctx, sample, memory_id, data_path, build, limit, no_ablations, no_baselines, out_dir, as_json):
+def eval_locomo(ctx, sample, memory_id, data_path, build, sessions, limit, no_ablations, no_baselines, out_dir,
+                as_json):
     """LoCoMo evidence recall per category: cascade, ablations and flat baselines."""
     from . import data as ev, report, runner
 
@@ -69,20 +72,23 @@ def eval_locomo(ctx, sample, memory_id, data_path, build, limit, no_ablations, n
     if build:
         from ..construct.inputs import locomo_turns
 
-        api.ingest(memory_id, locomo_turns(chosen, None), store=store)
+        api.ingest(memory_id, ev.first_sessions(locomo_turns(chosen, None), sessions), store=store)
     repairs = ev.EvidenceRepairs()
-    qas = ev.locomo_qas(chosen, repairs)[:limit]
+    qas = [q for q in ev.locomo_qas(chosen, repairs) if ev.within_sessions(q.evidence, sessions)][:limit]
     memory = api.Memory(memory_id, store=store)
     context = runner.Context.of(memory, _tokenizer_count(), with_flat=not no_baselines)
     systems = runner.ABLATION_SETS[:1] if no_ablations else runner.ABLATION_SETS
     with click.progressbar(length=len(qas), label="questions", file=sys.stderr) as bar:
         result = runner.evaluate_locomo(context, qas, systems, baselines=not no_baselines,
                                         progress=lambda done, total: bar.update(done - bar.pos))
-    result.update(sample=sample, memory_id=memory_id, encoder=memory.encoder.name,
+    result.update(sample=sample, sessions=sessions, memory_id=memory_id, encoder=memory.encoder.name,
                   evidence_repairs=vars(repairs), command=" ".join(sys.argv))
     out = out_dir or Path("eval-out") / memory_id
-    header = (f"LoCoMo {sample}, memory {memory_id}, encoder {memory.encoder.name}: evidence recall of "
-              f"{len(qas)} questions (categories 1-4); baselines at each question's cascade token budget")
+    scope = f"sessions 1-{sessions} of " if sessions else ""
+    header = (f"LoCoMo {scope}{sample}, memory {memory_id}, encoder {memory.encoder.name}: evidence recall of "
+              f"{len(qas)} questions (categories 1-4"
+              f"{', evidence within those sessions' if sessions else ''}); "
+              "baselines at each question's cascade token budget")
     report.write(out, "locomo", result, report.markdown_locomo(result["summary"]), header)
     report.plot_locomo(result["summary"], out / "locomo.png", f"LoCoMo {sample}: evidence recall")
     if as_json:
@@ -97,7 +103,8 @@ def eval_locomo(ctx, sample, memory_id, data_path, build, limit, no_ablations, n
 @_eval_options
 @click.pass_context
 @_friendly
-def eval_locomo_plus(ctx, base, memory_id, data_path, build, limit, no_ablations, no_baselines, out_dir, as_json):
+def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no_ablations, no_baselines, out_dir,
+                     as_json):
     """LoCoMo-Plus cue recall (S@1, S@5 per relation type) for the probes of one base conversation."""
     from . import data as ev, report, runner
 
@@ -109,15 +116,16 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, limit, no_ablations
     if build:
         from ..construct.inputs import locomo_turns
 
-        api.ingest(memory_id, locomo_turns(samples[position], None), store=store)
+        api.ingest(memory_id, ev.first_sessions(locomo_turns(samples[position], None), sessions), store=store)
         api.ingest(memory_id, [t for p in probes for t in p.cue], store=store)
     memory = api.Memory(memory_id, store=store)
     context = runner.Context.of(memory, _tokenizer_count(), with_flat=not no_baselines)
     systems = runner.ABLATION_SETS[:1] if no_ablations else runner.ABLATION_SETS
     result = runner.evaluate_locomo_plus(context, probes, systems, baselines=not no_baselines)
-    result.update(base=base, memory_id=memory_id, encoder=memory.encoder.name, command=" ".join(sys.argv))
+    result.update(base=base, sessions=sessions, memory_id=memory_id, encoder=memory.encoder.name, command=" ".join(sys.argv))
     out = out_dir or Path("eval-out") / memory_id
-    header = (f"LoCoMo-Plus dev probes on {base} ({len(probes)} probes, all cues in memory {memory_id}), "
+    scope = f"sessions 1-{sessions} of " if sessions else ""
+    header = (f"LoCoMo-Plus dev probes on {scope}{base} ({len(probes)} probes, all cues in memory {memory_id}), "
               f"encoder {memory.encoder.name}: cascade = first recalled scene holding a cue turn; "
               "baselines = first cue turn among all turns")
     report.write(out, "locomo_plus", result, report.markdown_plus(result["summary"]), header)

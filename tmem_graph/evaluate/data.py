@@ -93,6 +93,16 @@ def locomo_qas(sample: dict, repairs: EvidenceRepairs) -> list[QA]:
     return qas
 
 
+def first_sessions(turns: list, sessions: int | None) -> list:
+    """The turns of sessions 1..`sessions` (all turns when None)."""
+    return [t for t in turns if sessions is None or (t.session is not None and t.session <= sessions)]
+
+
+def within_sessions(evidence: list[str], sessions: int | None) -> bool:
+    """Whether every `D<session>:<turn>` id lies in sessions 1..`sessions` (always when None)."""
+    return sessions is None or all(int(e[1:].split(":")[0]) <= sessions for e in evidence)
+
+
 def gap_days(text: str) -> int:
     """Days in a LoCoMo-Plus `time_gap` ("about two months later", "a year after")."""
     m = re.search(r"(a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|several)\s+"

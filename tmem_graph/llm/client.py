@@ -5,6 +5,7 @@ validated with pydantic, bounded retries, and a usage ledger."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
@@ -18,6 +19,9 @@ from ..errors import ConfigError, TmemError
 from .cache import ResponseCache, cache_key
 
 T = TypeVar("T", bound=BaseModel)
+log = logging.getLogger(__name__)
+STAGES = ("segment", "scene", "topic", "items", "item_triggers", "scene_triggers", "persona", "answer")
+RETRY_TEMPERATURE = 0.5  # an invalid reply at temperature 0 would come back identical
 
 
 class LLMError(TmemError):
@@ -32,14 +36,27 @@ class LLMSettings:
     temperature: float = 0.0
     timeout_s: float = 120.0
     retries: int = 3
+    stage_models: tuple[tuple[str, str], ...] = ()  # (stage, model) pairs overriding `model`
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "LLMSettings":
-        """From TMEM_LLM_BASE_URL, TMEM_LLM_API_KEY (or OPENAI_API_KEY), TMEM_LLM_MODEL."""
+        """From TMEM_LLM_BASE_URL, TMEM_LLM_API_KEY (or OPENAI_API_KEY), TMEM_LLM_MODEL, and
+        TMEM_LLM_MODEL_<STAGE> (e.g. TMEM_LLM_MODEL_ANSWER) for a model of the same endpoint
+        used by one stage only."""
         env = os.environ if env is None else env
+        unknown = [k for k in env if k.startswith("TMEM_LLM_MODEL_") and k[15:].lower() not in STAGES]
+        if unknown:
+            raise ConfigError(f"{unknown[0]}: no such stage; per-stage models are TMEM_LLM_MODEL_<STAGE> "
+                              f"with STAGE one of {', '.join(s.upper() for s in STAGES)}")
+        overrides = tuple((s, env[f"TMEM_LLM_MODEL_{s.upper()}"]) for s in STAGES
+                          if env.get(f"TMEM_LLM_MODEL_{s.upper()}"))
         return cls(base_url=env.get("TMEM_LLM_BASE_URL") or env.get("OPENAI_BASE_URL"),
                    api_key=env.get("TMEM_LLM_API_KEY") or env.get("OPENAI_API_KEY"),
-                   model=env.get("TMEM_LLM_MODEL"))
+                   model=env.get("TMEM_LLM_MODEL"), stage_models=overrides)
+
+    def model_for(self, stage: str) -> str | None:
+        """The model that answers `stage`: its override, else the default model."""
+        return dict(self.stage_models).get(stage, self.model)
 
 
 @dataclass
@@ -70,7 +87,7 @@ class LLMClient:
 
     def chat(self, messages: list[dict], stage: str, what: str = "") -> str:
         """The assistant's text reply to `messages`."""
-        key = cache_key(self.settings.model, messages, None)
+        key = cache_key(self.settings.model_for(stage), messages, None)
         cached = self._cached(key, stage)
         if cached is not None:
             return cached
@@ -89,21 +106,23 @@ class LLMClient:
         json_schema = schema.model_json_schema()
         fmt = {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": json_schema,
                                                       "strict": False}}
-        key = cache_key(self.settings.model, messages, json_schema)
+        key = cache_key(self.settings.model_for(stage), messages, json_schema)
         cached = self._cached(key, stage)
         if cached is not None:
             return schema.model_validate_json(cached)
         last = ""
         for attempt in range(self.settings.retries + 1):
-            text = self._call(messages, stage, what, response_format=fmt)
+            text = self._call(messages, stage, what, response_format=fmt, retry=attempt > 0)
             try:
                 value = schema.model_validate_json(text)
             except (ValidationError, ValueError) as exc:
                 last = str(exc).splitlines()[0]
+                log.info("%s %s: invalid reply (%s), attempt %d", stage, what, last, attempt + 1)
                 continue
             reason = check(value) if check else None
             if reason:
                 last = reason
+                log.info("%s %s: reply rejected (%s), attempt %d", stage, what, reason, attempt + 1)
                 continue
             if self.cache is not None:
                 self.cache.put(key, text)
@@ -118,9 +137,10 @@ class LLMClient:
                 self.ledger.setdefault(stage, Usage()).cached += 1
         return text
 
-    def _call(self, messages: list[dict], stage: str, what: str, response_format) -> str:
-        kwargs = {"model": self.settings.model, "messages": messages,
-                  "temperature": self.settings.temperature}
+    def _call(self, messages: list[dict], stage: str, what: str, response_format, retry: bool = False) -> str:
+        """One reply; `retry` (after an invalid one) samples at a higher temperature at least."""
+        temperature = max(self.settings.temperature, RETRY_TEMPERATURE) if retry else self.settings.temperature
+        kwargs = {"model": self.settings.model_for(stage), "messages": messages, "temperature": temperature}
         if response_format is not None:
             kwargs["response_format"] = response_format
         error = ""
@@ -136,8 +156,13 @@ class LLMClient:
             except openai.APIStatusError as exc:  # 4xx other than 429: retrying will not help
                 raise LLMError(f"{stage}{' ' + what if what else ''}: the LLM endpoint refused the "
                                f"request ({exc.status_code}: {exc.message})") from None
-            self._record(stage, reply, time.perf_counter() - t0)
+            seconds = time.perf_counter() - t0
+            self._record(stage, reply, seconds)
             content = reply.choices[0].message.content if reply.choices else None
+            log.info("%s %s: %.1f s, %s prompt + %s completion tokens, %s", stage, what, seconds,
+                     reply.usage.prompt_tokens if reply.usage else "?",
+                     reply.usage.completion_tokens if reply.usage else "?",
+                     reply.choices[0].finish_reason if reply.choices else "no choices")
             if content:
                 return content
             error = "empty reply"

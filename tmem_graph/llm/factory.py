@@ -31,7 +31,12 @@ def open_llm(settings: LLMSettings | None = None) -> Iterator[LLMClient]:
     cache = ResponseCache(path) if path else None
     try:
         if settings.model and settings.model.split(":")[0] == "local":
+            from ..errors import ConfigError
             from .local import DEFAULT_MODEL, LocalLLM
+
+            if settings.stage_models:
+                raise ConfigError(f"TMEM_LLM_MODEL_{settings.stage_models[0][0].upper()}: per-stage models "
+                                  "need an endpoint serving several models; the local model is one model")
 
             # a small model at temperature 0 sometimes repeats itself until the cap: keep it low
             cap = int(os.environ.get("TMEM_LLM_MAX_TOKENS") or 1024)

@@ -275,7 +275,7 @@ class LocalLLM:
     """
 
     def __init__(self, model: str | Path = DEFAULT_MODEL, *, n_ctx: int = 8192, parallel: int = 1,
-                 threads: int | None = None, max_tokens: int = 2048, api_key: str | bool | None = None,
+                 threads: int | None = None, max_tokens: int = 1024, api_key: str | bool | None = None,
                  cache_dir: Path | None = None, verbose: bool = False):
         self.model_arg = model
         self.n_ctx = int(n_ctx)
