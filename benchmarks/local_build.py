@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import time
 from pathlib import Path
 
@@ -63,6 +64,9 @@ def main() -> None:
     parser.add_argument("--log", type=Path, required=True)
     parser.add_argument("--examples", type=int, default=0, help="print N trigger views at the end")
     args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("neo4j").setLevel(logging.WARNING)
 
     samples = ev.load(ev.data_dir() / "locomo10.json")
     position = next(n for n, s in enumerate(samples) if s["sample_id"] == args.sample)

@@ -22,10 +22,19 @@ from .retrieve.results import ABLATIONS
 @click.option("--user", envvar="NEO4J_USER", help="Neo4j user (none for the local server).")
 @click.option("--password", envvar="NEO4J_PASSWORD", help="Neo4j password.")
 @click.option("--database", envvar="NEO4J_DATABASE", help="Neo4j database name.")
+@click.option("-v", "--verbose", is_flag=True, help="Log every LLM call (stage, time, tokens) to stderr.")
 @click.version_option(package_name="tmem-graph")
 @click.pass_context
-def main(ctx: click.Context, uri, user, password, database) -> None:
+def main(ctx: click.Context, uri, user, password, database, verbose) -> None:
     """tmem: T-Mem long-term conversational memory on Neo4j."""
+    if verbose:
+        import logging
+
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+        logger = logging.getLogger("tmem_graph")
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
     try:
         settings = Settings.from_env(uri=uri, user=user, password=password, database=database)
     except TmemError as exc:

@@ -24,13 +24,20 @@ from ..model import HorizonTrigger, Item, ItemTrigger, Scene, Topic, Turn
 WINDOW = 12           # new turns shown to the boundary model per call
 CONTEXT = 8           # turns of the open scene shown with them
 MAX_SCENE_TURNS = 24  # a scene is closed at this length whatever the model says
+MIN_SCENE_TURNS = 3   # a boundary the model puts sooner is ignored (small models over-split)
 TOPIC_BATCH = 10      # topics matched per call (reference code)
 MAX_ITEM_TRIGGERS = 3
 PERSONA_WINDOW = 60   # turns per persona update (reference code)
 
 
 def segment(turns: list[Turn], llm: LLMClient) -> list[list[Turn]]:
-    """Split turns into scenes: a sliding buffer, closed where the model sees an event close."""
+    """Split turns into scenes: a sliding buffer, closed where the model sees an event close.
+
+    Rules applied to every reply the same way: a new session always starts a scene (sessions
+    are separate conversations; topics link what continues), a scene is closed at
+    MAX_SCENE_TURNS, a boundary that would leave a scene shorter than MIN_SCENE_TURNS is
+    ignored, and a short scene left at a session's end joins the one before it.
+    """
     scenes: list[list[Turn]] = []
     current: list[Turn] = []
     for start in range(0, len(turns), WINDOW):
@@ -39,13 +46,29 @@ def segment(turns: list[Turn], llm: LLMClient) -> list[list[Turn]]:
                                what=f"turns {new[0].id}..{new[-1].id}")
         starts = {n for n in reply.starts if 1 <= n <= len(new)}  # out-of-range numbers are ignored
         for n, turn in enumerate(new, 1):
-            if current and (n in starts or len(current) >= MAX_SCENE_TURNS):
+            new_session = bool(current) and turn.session != current[-1].session
+            if current and (new_session or len(current) >= MAX_SCENE_TURNS
+                            or (n in starts and len(current) >= MIN_SCENE_TURNS)):
                 scenes.append(current)
                 current = []
             current.append(turn)
     if current:
         scenes.append(current)
-    return scenes
+    return _merge_short(scenes)
+
+
+def _merge_short(scenes: list[list[Turn]]) -> list[list[Turn]]:
+    """A scene shorter than MIN_SCENE_TURNS joins the previous scene of its session, else the
+    next one (a whole session that short stays a scene of its own)."""
+    out: list[list[Turn]] = []
+    for scene in scenes:
+        if out and len(scene) < MIN_SCENE_TURNS and out[-1][-1].session == scene[0].session:
+            out[-1] = out[-1] + scene
+        elif out and len(out[-1]) < MIN_SCENE_TURNS and out[-1][-1].session == scene[0].session:
+            out[-1] = out[-1] + scene
+        else:
+            out.append(scene)
+    return out
 
 
 def scene_card(scene: Scene, turns: list[Turn], llm: LLMClient) -> Scene:

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ._format import most
+
 
 class ItemTriggerOut(BaseModel):
-    concept: str = Field(description="2-6 words naming the item one or two steps up the is-a ladder")
-    bridge: str = Field(description="a future situation, sharing no words with the item, in which knowing it matters")
-    rationale: str = Field(description="one clause: why it matters there")
+    concept: str = Field(description="2-6 words naming the item one or two steps up the is-a ladder",
+                         json_schema_extra=most(chars=80))
+    bridge: str = Field(description="a future situation, sharing no words with the item, in which knowing it matters",
+                        json_schema_extra=most(chars=240))
+    rationale: str = Field(description="one clause: why it matters there", json_schema_extra=most(chars=240))
 
 
 class ItemTriggersOut(BaseModel):
-    triggers: list[ItemTriggerOut]
+    triggers: list[ItemTriggerOut] = Field(json_schema_extra=most(items=3))
 
 
 def item_trigger_messages(item_text: str, time: str | None) -> list[dict]:

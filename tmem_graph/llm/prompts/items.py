@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from ._format import render_scene
+from ._format import most, render_scene
 
 
 class ExtractedItem(BaseModel):
-    text: str = Field(description="one self-contained fact: who, what, when, where")
-    scene_ids: list[str] = Field(description="the scene ids it comes from (2+ for a connected item)")
+    text: str = Field(description="one self-contained fact: who, what, when, where", json_schema_extra=most(chars=400))
+    scene_ids: list[str] = Field(description="the scene ids it comes from (2+ for a connected item)",
+                                 json_schema_extra=most(items=8, item_chars=12))
     time: str | None = Field(default=None, description="ISO date of the fact if known")
 
 
 class ExtractedItems(BaseModel):
-    items: list[ExtractedItem]
+    items: list[ExtractedItem] = Field(json_schema_extra=most(items=40))
 
 
 def item_messages(topic, scenes, context_scenes, turns_by_id) -> list[dict]:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from ._format import render_turns
+from ._format import most, render_turns
 
 
 class PersonaOut(BaseModel):
-    summary: str = Field(description="identity, occupation, relations, preferences, traits, key life events with dates")
+    summary: str = Field(description="identity, occupation, relations, preferences, traits, key life events with dates",
+                         json_schema_extra=most(chars=2400))
 
 
 def persona_messages(speaker: str, current: str | None, turns) -> list[dict]:

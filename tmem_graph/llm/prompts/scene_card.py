@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from ._format import render_turns
+from ._format import most, render_turns
 
 
 class SceneCard(BaseModel):
-    title: str = Field(description="10-20 words, specific and searchable: who, what")
-    summary: str = Field(description="2-4 sentences: who did what, in what context, why")
-    narrative: str = Field(description="third-person retelling in time order, with names, dates, places, feelings")
+    title: str = Field(description="10-20 words, specific and searchable: who, what", json_schema_extra=most(chars=200))
+    summary: str = Field(description="2-4 sentences: who did what, in what context, why", json_schema_extra=most(chars=800))
+    narrative: str = Field(description="third-person retelling in time order, with names, dates, places, feelings",
+                           json_schema_extra=most(chars=2000))
 
 
 def scene_card_messages(turns) -> list[dict]:

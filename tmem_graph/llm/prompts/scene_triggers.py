@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from ._format import render_turns
+from ._format import most, render_turns
 
 HORIZON_CHANNELS = {
     "personal_arc": "how the speaker may change because of this (before -> after)",
@@ -16,18 +16,18 @@ HORIZON_CHANNELS = {
 
 
 class Horizon(BaseModel):
-    personal_arc: str | None = None
-    avoidance_habit: str | None = None
-    goal_arc: str | None = None
-    belief_in_action: str | None = None
-    legacy_anchor: str | None = None
+    personal_arc: str | None = Field(default=None, json_schema_extra=most(chars=300))
+    avoidance_habit: str | None = Field(default=None, json_schema_extra=most(chars=300))
+    goal_arc: str | None = Field(default=None, json_schema_extra=most(chars=300))
+    belief_in_action: str | None = Field(default=None, json_schema_extra=most(chars=300))
+    legacy_anchor: str | None = Field(default=None, json_schema_extra=most(chars=300))
 
 
 class SceneTriggersOut(BaseModel):
-    situation: str = Field(description="the situation or setting, one sentence")
-    object: str = Field(description="the essential entity, item or person, one sentence")
-    event: str = Field(description="the abstracted action or change, one sentence")
-    emotion: str = Field(description="the emotional arc, one sentence")
+    situation: str = Field(description="the situation or setting, one sentence", json_schema_extra=most(chars=300))
+    object: str = Field(description="the essential entity, item or person, one sentence", json_schema_extra=most(chars=300))
+    event: str = Field(description="the abstracted action or change, one sentence", json_schema_extra=most(chars=300))
+    emotion: str = Field(description="the emotional arc, one sentence", json_schema_extra=most(chars=300))
     horizon: Horizon
 
 

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from ._format import render_turns
+from ._format import most, render_turns
 
 SYSTEM = """You split a conversation into scenes. A scene is one coherent event or exchange: it \
 closes when the event the speakers are dealing with closes and a different matter begins. A new \
-session or a time gap is a hint, not a rule: a conversation that resumes the same matter after a \
-pause stays in the same scene. Greetings belong to the matter that follows them; thanks and \
-farewells to the matter before them. Do not over-split: a scene usually has 3 to 20 turns."""
+session always starts a new scene (that is done for you); within a session, a short digression \
+or a pause does not close the scene. Greetings belong to the matter that follows them; thanks \
+and farewells to the matter before them. Do not over-split: a scene usually has 3 to 20 turns, \
+and many sessions are one or two scenes."""
 
 
 class Boundaries(BaseModel):
-    starts: list[int] = Field(description="numbers of the NEW turns that start a new scene (empty if none)")
+    starts: list[int] = Field(description="numbers of the NEW turns that start a new scene (empty if none)",
+                              json_schema_extra=most(items=12))
 
 
 def boundary_messages(open_scene, new_turns) -> list[dict]:

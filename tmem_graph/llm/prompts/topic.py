@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ._format import most
+
 DEFINITION = ("A topic is one specific, identifiable thread of events or activity (for example "
               "\"Caroline's adoption plans\", not \"family\"). A scene belongs to a topic when it "
               "continues, follows up or returns to that thread; sharing a broad category or the same "
@@ -11,17 +13,18 @@ DEFINITION = ("A topic is one specific, identifiable thread of events or activit
 
 
 class TopicMatch(BaseModel):
-    topic_id: str
+    topic_id: str = Field(json_schema_extra=most(chars=12))
     match: bool
 
 
 class TopicMatches(BaseModel):
-    results: list[TopicMatch]
+    results: list[TopicMatch] = Field(json_schema_extra=most(items=10))
 
 
 class TopicLabel(BaseModel):
-    title: str = Field(description="3-10 words naming the specific thread")
-    keywords: list[str] = Field(description="specific and broad keywords")
+    title: str = Field(description="3-10 words naming the specific thread", json_schema_extra=most(chars=120))
+    keywords: list[str] = Field(description="specific and broad keywords",
+                                json_schema_extra=most(items=20, item_chars=60))
 
 
 def _scene(scene) -> str:

@@ -1,0 +1,32 @@
+"""Segmentation rules applied to the model's boundaries, through the real openai client."""
+
+from tmem_graph.construct import stages
+from tmem_graph.llm.client import LLMClient, LLMSettings
+from tmem_graph.model import Turn
+
+
+def turns(session: int, count: int, start: int = 1) -> list[Turn]:
+    return [Turn(f"D{session}:{n}", "Ana" if n % 2 else "Ben", f"line {n} of session {session}",
+                 f"2024-0{session}-01T10:00:{n:02d}", session) for n in range(start, start + count)]
+
+
+def segment(scripted_llm, conversation, starts):
+    scripted_llm.expect("New turns, numbered", {"starts": starts})
+    return [[t.id for t in scene] for scene in
+            stages.segment(conversation, LLMClient(LLMSettings(base_url=scripted_llm.url, model="scripted")))]
+
+
+def test_a_new_session_always_starts_a_scene(scripted_llm):
+    scenes = segment(scripted_llm, turns(1, 4) + turns(2, 5), [])
+    assert scenes == [["D1:1", "D1:2", "D1:3", "D1:4"], ["D2:1", "D2:2", "D2:3", "D2:4", "D2:5"]]
+
+
+def test_boundaries_that_would_make_tiny_scenes_are_ignored(scripted_llm):
+    # the model splits after every turn; scenes of at least 3 turns remain, the short tail joins
+    scenes = segment(scripted_llm, turns(1, 8), [2, 3, 4, 5, 6, 7, 8])
+    assert scenes == [["D1:1", "D1:2", "D1:3"], ["D1:4", "D1:5", "D1:6", "D1:7", "D1:8"]]
+
+
+def test_a_short_session_stays_its_own_scene(scripted_llm):
+    scenes = segment(scripted_llm, turns(1, 3) + turns(2, 2) + turns(3, 3), [2, 4])
+    assert scenes == [["D1:1", "D1:2", "D1:3"], ["D2:1", "D2:2"], ["D3:1", "D3:2", "D3:3"]]
