@@ -45,7 +45,7 @@ def auto_reply(prompt: str) -> dict:
         who, what = (first.group(1), first.group(2)) if first else ("Someone", "something")
         return {"title": f"{who} talks about {what}", "summary": f"{who} said {what}. " * 2,
                 "narrative": f"In this scene {who} explained {what} at length. " * 3}
-    if "For every topic say whether" in prompt:
+    if "For every topic listed below say whether" in prompt:
         ids = re.findall(r"^- (t\d+): ", prompt, re.M)
         title = re.search(r"Title: (.*)", prompt).group(1)
         pick = ids[hash(title) % len(ids)] if sum(map(ord, title)) % 3 else None

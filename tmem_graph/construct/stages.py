@@ -11,7 +11,7 @@ import re
 from typing import Callable
 
 from ..llm.client import LLMClient
-from ..llm.prompts.item_triggers import ItemTriggersOut, item_trigger_messages
+from ..llm.prompts.item_triggers import EXAMPLE_BRIDGE, EXAMPLE_CONCEPT, ItemTriggersOut, item_trigger_messages
 from ..llm.prompts.items import ExtractedItems, item_messages
 from ..llm.prompts.persona import PersonaOut, persona_messages
 from ..llm.prompts.scene_card import SceneCard, scene_card_messages
@@ -148,12 +148,20 @@ def item_triggers(item: Item, llm: LLMClient) -> list[ItemTrigger]:
     """Up to three Entity/Bridge triggers of an item."""
     reply = llm.structured(item_trigger_messages(item.text, item.time), ItemTriggersOut,
                            stage="item_triggers", what=f"item {item.id}")
-    out = []
-    for t in reply.triggers[:MAX_ITEM_TRIGGERS]:
+    out: list[ItemTrigger] = []
+    seen: set[tuple[str, str]] = set()
+    for t in reply.triggers:
         trig = ItemTrigger(t.concept.strip() or None, t.bridge.strip() or None, t.rationale.strip() or None)
-        if trig.joint():
+        key = ((trig.concept or "").lower(), (trig.bridge or "").lower())
+        if trig.joint() and key not in seen and not _copies_example(trig):  # small models repeat both
+            seen.add(key)
             out.append(trig)
-    return out
+    return out[:MAX_ITEM_TRIGGERS]
+
+
+def _copies_example(trigger: ItemTrigger) -> bool:
+    return any((text or "").strip(" .").lower() in (EXAMPLE_CONCEPT, EXAMPLE_BRIDGE)
+               for text in (trigger.concept, trigger.bridge))
 
 
 def scene_triggers(scene: Scene, turns: list[Turn], llm: LLMClient) -> Scene:

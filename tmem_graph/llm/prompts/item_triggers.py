@@ -19,14 +19,23 @@ class ItemTriggersOut(BaseModel):
     triggers: list[ItemTriggerOut] = Field(json_schema_extra=most(items=3))
 
 
+# The worked example is deliberately far from everyday chat topics: small models copy examples,
+# and stages.item_triggers drops any trigger that repeats it.
+EXAMPLE_FACT = "Mia adopted a retired greyhound in May 2023."
+EXAMPLE_CONCEPT = "pet ownership"
+EXAMPLE_BRIDGE = "planning a weekend trip away from home"
+
+
 def item_trigger_messages(item_text: str, time: str | None) -> list[dict]:
     """Up to three Entity/Bridge triggers for one item."""
-    user = ("A memory assistant stores this fact and must recall it later, also when a future "
-            "message does not mention it at all.\n\n"
-            f"Fact: {item_text}\n{f'Time: {time}' if time else ''}\n\n"
-            "Give up to 3 triggers, each covering a different angle: `concept` names the fact one or two "
-            "steps more general (\"seafood allergy\" -> \"food allergy\"); `bridge` is a situation in "
-            "which the fact would matter although the words differ (\"choosing a restaurant for a team "
-            "dinner\"); `rationale` says why in one clause. "
-            "Reply with JSON {\"triggers\": [{\"concept\", \"bridge\", \"rationale\"}]}.")
+    # instructions first, the fact last: consecutive calls share a cached prompt prefix
+    user = ("A memory assistant stores the fact below and must recall it later, also when a future "
+            "message does not mention it at all. Give up to 3 triggers for THIS fact, each covering a "
+            "different angle: `concept` names what the fact is about, one or two steps more general; "
+            "`bridge` is a different, future everyday situation in which remembering the fact would "
+            "help, although nobody would mention it then; `rationale` says why in one clause. "
+            f"(Only to show the form: for \"{EXAMPLE_FACT}\" a concept is \"{EXAMPLE_CONCEPT}\" "
+            f"and a bridge is \"{EXAMPLE_BRIDGE}\".) "
+            "Reply with JSON {\"triggers\": [{\"concept\", \"bridge\", \"rationale\"}]}.\n\n"
+            f"Fact: {item_text}{f'{chr(10)}Time: {time}' if time else ''}")
     return [{"role": "user", "content": user}]

@@ -19,6 +19,6 @@ def scene_card_messages(turns) -> list[dict]:
     user = ("Describe this scene of a conversation so that it can be found and understood later "
             "without the dialogue. Use names, not pronouns; keep concrete details (dates, places, "
             "numbers, titles, feelings); write relative times as 'relative phrase (absolute date)' "
-            "using the timestamps.\n\n"
-            f"{render_turns(turns)}\n\nReply with JSON {{\"title\", \"summary\", \"narrative\"}}.")
+            "using the timestamps. Reply with JSON {\"title\", \"summary\", \"narrative\"}.\n\n"
+            f"The scene:\n{render_turns(turns)}")
     return [{"role": "user", "content": user}]

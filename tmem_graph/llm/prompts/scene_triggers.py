@@ -34,12 +34,13 @@ class SceneTriggersOut(BaseModel):
 def scene_trigger_messages(turns) -> list[dict]:
     """The Scene trigger and the five Horizon projections of the scene made of `turns`."""
     channels = "\n".join(f"- {k}: {v}" for k, v in HORIZON_CHANNELS.items())
-    user = ("Read this scene of a conversation.\n\n"
-            f"{render_turns(turns)}\n\n"
+    # instructions first, the scene last: consecutive calls share a cached prompt prefix
+    user = ("Read this scene of a conversation (below).\n"
             "1. Describe it abstractly in four sentences: situation, object, event, emotion.\n"
             "2. Look ahead: for each channel below, write one sentence (under 35 words) about a FUTURE "
             "situation in which this scene will matter, in words that a later message could use; use "
             f"null when the scene gives no signal for a channel.\n{channels}\n\n"
             "Reply with JSON {\"situation\", \"object\", \"event\", \"emotion\", \"horizon\": {channel: "
-            "sentence or null}}.")
+            "sentence or null}}.\n\n"
+            f"The scene:\n{render_turns(turns)}")
     return [{"role": "user", "content": user}]

@@ -34,9 +34,9 @@ def _scene(scene) -> str:
 def match_messages(scene, topics) -> list[dict]:
     """Which of these topics (up to a batch of 10) does the scene belong to?"""
     listing = "\n".join(f"- {t.id}: {t.title}\n  Keywords: {', '.join(t.keywords)}" for t in topics)
-    user = (f"{DEFINITION}\n\nScene:\n{_scene(scene)}\n\nTopics:\n{listing}\n\n"
-            "For every topic say whether the scene belongs to it; several may match; when in doubt, "
-            "false. Reply with JSON {\"results\": [{\"topic_id\", \"match\"}]}.")
+    user = (f"{DEFINITION}\n\nFor every topic listed below say whether the scene belongs to it; several "
+            "may match; when in doubt, false. Reply with JSON {\"results\": [{\"topic_id\", \"match\"}]}."
+            f"\n\nScene:\n{_scene(scene)}\n\nTopics:\n{listing}")
     return [{"role": "user", "content": user}]
 
 

@@ -1,8 +1,8 @@
-"""Segmentation rules applied to the model's boundaries, through the real openai client."""
+"""Rules applied to the model's replies (segmentation, item triggers), through the real openai client."""
 
 from tmem_graph.construct import stages
 from tmem_graph.llm.client import LLMClient, LLMSettings
-from tmem_graph.model import Turn
+from tmem_graph.model import Item, Turn
 
 
 def turns(session: int, count: int, start: int = 1) -> list[Turn]:
@@ -30,3 +30,16 @@ def test_boundaries_that_would_make_tiny_scenes_are_ignored(scripted_llm):
 def test_a_short_session_stays_its_own_scene(scripted_llm):
     scenes = segment(scripted_llm, turns(1, 3) + turns(2, 2) + turns(3, 3), [2, 4])
     assert scenes == [["D1:1", "D1:2", "D1:3"], ["D2:1", "D2:2"], ["D3:1", "D3:2", "D3:3"]]
+
+
+def test_item_triggers_drop_copies_of_the_example_and_duplicates(scripted_llm):
+    trigger = {"concept": "travel plans", "bridge": "scheduling meetings in early June", "rationale": "away"}
+    scripted_llm.expect("Fact: Ana booked a cooking class", {"triggers": [
+        {"concept": "Pet ownership", "bridge": "moving flat", "rationale": "copied concept"},
+        trigger, dict(trigger, rationale="same trigger again"),
+        {"concept": "cooking", "bridge": "planning a weekend trip away from home.", "rationale": "copied bridge"},
+        {"concept": "cooking hobby", "bridge": "buying a birthday present for Ana", "rationale": "she cooks"}]})
+    item = Item("i1", "atomic", "Ana booked a cooking class in Porto.", ["s1"])
+    out = stages.item_triggers(item, LLMClient(LLMSettings(base_url=scripted_llm.url, model="scripted")))
+    assert [(t.concept, t.bridge) for t in out] == [("travel plans", "scheduling meetings in early June"),
+                                                   ("cooking hobby", "buying a birthday present for Ana")]
