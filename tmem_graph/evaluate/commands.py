@@ -55,16 +55,45 @@ def _samples(root: Path, sample_id: str) -> tuple[list[dict], int]:
     return samples, position
 
 
+JUDGE_HELP = ("Also answer with the configured LLM (TMEM_LLM_*) and grade the answers with an LLM judge "
+              "(full cascade only); --json then prints {\"recall\": ..., \"judge\": ...}.")
+
+
+def _judge_llm(ctx: click.Context, judge: bool):
+    """The configured LLM for --judge, opened before any work so that a missing one fails at once."""
+    if not judge:
+        return None
+    from ..llm.factory import open_llm
+
+    return ctx.with_resource(open_llm())
+
+
+def _judge_block(llm, judged: dict, **extra) -> dict:
+    """The "judge" entry of the JSON report: the models behind every number, the rows, the usage."""
+    usage = {stage: vars(u) for stage, u in llm.ledger.items() if stage in ("answer", "judge")}
+    return {"answer_model": llm.settings.model_for("answer"), "judge_model": llm.settings.model_for("judge"),
+            "system": "full", **extra, **judged, "usage": usage}
+
+
+def _judge_section(header: str, table: str) -> str:
+    return f"\n\n## LLM judge\n\n{header}\n\n{table}"
+
+
 @eval_group.command("locomo")
 @click.option("--sample", default="conv-26", show_default=True, help="LoCoMo sample id.")
 @_eval_options
+@click.option("--judge", is_flag=True, help=JUDGE_HELP)
+@click.option("--judge-runs", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Independent judge runs per answer (their mean is the accuracy).")
 @click.pass_context
 @_friendly
 def eval_locomo(ctx, sample, memory_id, data_path, build, sessions, limit, no_ablations, no_baselines, out_dir,
-                as_json):
-    """LoCoMo evidence recall per category: cascade, ablations and flat baselines."""
+                as_json, judge, judge_runs):
+    """LoCoMo evidence recall per category: cascade, ablations and flat baselines; with --judge,
+    LLM-judge accuracy and token F1."""
     from . import data as ev, report, runner
 
+    llm = _judge_llm(ctx, judge)
     root = data_path or ev.data_dir()
     samples, position = _samples(root, sample)
     chosen = samples[position]
@@ -72,7 +101,7 @@ def eval_locomo(ctx, sample, memory_id, data_path, build, sessions, limit, no_ab
     if build:
         from ..construct.inputs import locomo_turns
 
-        api.ingest(memory_id, ev.first_sessions(locomo_turns(chosen, None), sessions), store=store)
+        api.ingest(memory_id, ev.first_sessions(locomo_turns(chosen, None), sessions), store=store, llm=llm)
     repairs = ev.EvidenceRepairs()
     qas = [q for q in ev.locomo_qas(chosen, repairs) if ev.within_sessions(q.evidence, sessions)][:limit]
     memory = api.Memory(memory_id, store=store)
@@ -89,25 +118,49 @@ def eval_locomo(ctx, sample, memory_id, data_path, build, sessions, limit, no_ab
               f"{len(qas)} questions (categories 1-4"
               f"{', evidence within those sessions' if sessions else ''}); "
               "baselines at each question's cascade token budget")
-    report.write(out, "locomo", result, report.markdown_locomo(result["summary"]), header)
+    table = report.markdown_locomo(result["summary"])
+    if llm is not None:
+        result["judge"] = _judge_locomo(llm, memory, qas, judge_runs)
+        table += _judge_section(_judge_locomo_header(result["judge"]),
+                                report.markdown_judge(result["judge"]["summary"]))
+    report.write(out, "locomo", result, table, header)
     report.plot_locomo(result["summary"], out / "locomo.png", f"LoCoMo {sample}: evidence recall")
     if as_json:
-        _echo_json(result["summary"])
+        _echo_json(result["summary"] if llm is None else
+                   {"recall": result["summary"], "judge": result["judge"]["summary"]})
     else:
-        click.echo(header + "\n\n" + report.markdown_locomo(result["summary"]))
+        click.echo(header + "\n\n" + table)
         click.echo(f"\nreport in {out}/locomo.md, .json, .png")
+
+
+def _judge_locomo(llm, memory, qas, runs: int) -> dict:
+    from .judge import judge_locomo
+
+    with click.progressbar(length=len(qas), label="judged", file=sys.stderr) as bar:
+        judged = judge_locomo(memory, qas, llm, runs=runs, progress=lambda done, total: bar.update(done - bar.pos))
+    return _judge_block(llm, judged, runs=runs)
+
+
+def _judge_locomo_header(block: dict) -> str:
+    return (f"Full cascade only (the ablations and baselines are not judged). Answers by {block['answer_model']} "
+            "with the matched LoCoMo prompt (paper Figure 6); each answer graded CORRECT/WRONG by "
+            f"{block['judge_model']} in {block['runs']} runs (accuracy = mean share of CORRECT); "
+            "token F1 against the gold answer.")
 
 
 @eval_group.command("locomo-plus")
 @click.option("--base", default="conv-26", show_default=True, help="Base LoCoMo conversation of the probes.")
 @_eval_options
+@click.option("--judge", is_flag=True, help=JUDGE_HELP)
 @click.pass_context
 @_friendly
 def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no_ablations, no_baselines, out_dir,
-                     as_json):
-    """LoCoMo-Plus cue recall (S@1, S@5 per relation type) for the probes of one base conversation."""
+                     as_json, judge):
+    """LoCoMo-Plus cue recall (S@1, S@5 per relation type) for the probes of one base conversation;
+    with --judge, the binary memory-awareness judge's accuracy."""
     from . import data as ev, report, runner
 
+    llm = _judge_llm(ctx, judge)
     root = data_path or ev.data_dir()
     samples, position = _samples(root, base)
     probes = [ev.stitch(p, samples) for p in ev.load(root / "locomo_plus_dev.json")
@@ -116,8 +169,9 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
     if build:
         from ..construct.inputs import locomo_turns
 
-        api.ingest(memory_id, ev.first_sessions(locomo_turns(samples[position], None), sessions), store=store)
-        api.ingest(memory_id, [t for p in probes for t in p.cue], store=store)
+        api.ingest(memory_id, ev.first_sessions(locomo_turns(samples[position], None), sessions), store=store,
+                   llm=llm)
+        api.ingest(memory_id, [t for p in probes for t in p.cue], store=store, llm=llm)
     memory = api.Memory(memory_id, store=store)
     context = runner.Context.of(memory, _tokenizer_count(), with_flat=not no_baselines)
     systems = runner.ABLATION_SETS[:1] if no_ablations else runner.ABLATION_SETS
@@ -128,8 +182,28 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
     header = (f"LoCoMo-Plus dev probes on {scope}{base} ({len(probes)} probes, all cues in memory {memory_id}), "
               f"encoder {memory.encoder.name}: cascade = first recalled scene holding a cue turn; "
               "baselines = first cue turn among all turns")
-    report.write(out, "locomo_plus", result, report.markdown_plus(result["summary"]), header)
+    table = report.markdown_plus(result["summary"])
+    if llm is not None:
+        result["judge"] = _judge_plus(llm, memory, probes)
+        table += _judge_section(_judge_plus_header(result["judge"]),
+                                report.markdown_judge(result["judge"]["summary"], group="relation"))
+    report.write(out, "locomo_plus", result, table, header)
     if as_json:
-        _echo_json(result["summary"])
+        _echo_json(result["summary"] if llm is None else
+                   {"recall": result["summary"], "judge": result["judge"]["summary"]})
     else:
-        click.echo(header + "\n\n" + report.markdown_plus(result["summary"]))
+        click.echo(header + "\n\n" + table)
+
+
+def _judge_plus(llm, memory, probes) -> dict:
+    from .judge import judge_locomo_plus
+
+    with click.progressbar(length=len(probes), label="judged", file=sys.stderr) as bar:
+        judged = judge_locomo_plus(memory, probes, llm, progress=lambda done, total: bar.update(done - bar.pos))
+    return _judge_block(llm, judged, runs=1)
+
+
+def _judge_plus_header(block: dict) -> str:
+    return (f"Full cascade only (the ablations and baselines are not judged). Replies to each trigger query "
+            f"by {block['answer_model']}, as the other speaker, from the recalled evidence; one binary "
+            f"memory-awareness verdict (does the reply draw on the cue?) by {block['judge_model']}.")

@@ -25,6 +25,18 @@ def markdown_plus(summary: dict) -> str:
     return "\n".join(lines)
 
 
+JUDGE_COLUMNS = {"accuracy": "judge accuracy", "f1": "token F1", "n": "n"}
+
+
+def markdown_judge(summary: dict, group: str = "category") -> str:
+    """The LLM-judge table: one row per category (or relation type) and overall."""
+    cols = [c for c in JUDGE_COLUMNS if any(c in row for row in summary.values())]
+    lines = [f"| {group} | " + " | ".join(JUDGE_COLUMNS[c] for c in cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for name, row in summary.items():
+        lines.append(f"| {name} | " + " | ".join(_fmt(row.get(c)) for c in cols) + " |")
+    return "\n".join(lines)
+
+
 def _fmt(value) -> str:
     if value is None:
         return "–"

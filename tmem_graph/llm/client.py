@@ -20,7 +20,7 @@ from .cache import ResponseCache, cache_key
 
 T = TypeVar("T", bound=BaseModel)
 log = logging.getLogger(__name__)
-STAGES = ("segment", "scene", "topic", "items", "item_triggers", "scene_triggers", "persona", "answer")
+STAGES = ("segment", "scene", "topic", "items", "item_triggers", "scene_triggers", "persona", "answer", "judge")
 RETRY_TEMPERATURE = 0.5  # an invalid reply at temperature 0 would come back identical
 
 

