@@ -7,7 +7,8 @@ finished session is appended to `--log`, so a run stopped at any point keeps its
 re-running the same command resumes: sessions already in the memory add nothing, and LLM
 answers already given come from the response cache ($TMEM_HOME/llm-cache.sqlite).
 `--plus` then ingests the cue dialogues of the LoCoMo-Plus dev probes stitched into this base
-conversation (as `tmem eval locomo-plus --build` does).
+conversation (as `tmem eval locomo-plus --build` does), a few probes per step in probe order, so
+that `tmem eval locomo-plus --limit K` evaluates exactly the probes whose cues are built.
 
     TMEM_HOME=/tmp/eval-home NEO4J_URI=bolt://127.0.0.1:7690 TMEM_LLM_MODEL=local \\
         python benchmarks/local_build.py --sample conv-26 --memory conv26-local \\
@@ -60,6 +61,8 @@ def main() -> None:
     parser.add_argument("--memory", required=True)
     parser.add_argument("--sessions", type=int, default=None, help="build sessions 1..N (default all)")
     parser.add_argument("--plus", action="store_true", help="then the LoCoMo-Plus dev cues of this base")
+    parser.add_argument("--probes-per-step", type=int, default=5,
+                        help="cues ingested together (each step is written before the next starts)")
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--log", type=Path, required=True)
     parser.add_argument("--examples", type=int, default=0, help="print N trigger views at the end")
@@ -78,7 +81,10 @@ def main() -> None:
     if args.plus:
         probes = [ev.stitch(p, samples) for p in ev.load(ev.data_dir() / "locomo_plus_dev.json")
                   if p["index"] % len(samples) == position]
-        steps.append((f"locomo-plus cues ({len(probes)} probes)", [t for p in probes for t in p.cue]))
+        for start in range(0, len(probes), args.probes_per_step):  # a few probes per ingest
+            chunk = probes[start:start + args.probes_per_step]
+            steps.append((f"locomo-plus cues of probes {start + 1}-{start + len(chunk)} of {len(probes)}",
+                          [t for p in chunk for t in p.cue]))
 
     store = Store()
     encoder = get_encoder(store.settings.encoder)
