@@ -45,3 +45,9 @@ def test_item_triggers_drop_copies_of_the_example_and_duplicates(scripted_llm):
     out = stages.item_triggers(item, LLMClient(LLMSettings(base_url=scripted_llm.url, model="scripted")))
     assert [(t.concept, t.bridge) for t in out] == [("travel plans", "scheduling meetings in early June"),
                                                    ("cooking hobby", "buying a birthday present for Ana")]
+
+
+def test_scene_ids_as_small_models_write_them_are_repaired():
+    known = {"s1", "s3", "s12"}
+    written = ["s1", "scene_s1", "Scene s3", "3", "S12", "scene 12", "s2", "x1", ""]
+    assert [stages._scene_ref(w, known) for w in written] == ["s1", "s1", "s3", "s3", "s12", "s12", None, None, None]

@@ -12,7 +12,7 @@ from typing import Callable
 
 from ..llm.client import LLMClient
 from ..llm.prompts.item_triggers import EXAMPLE_BRIDGE, EXAMPLE_CONCEPT, ItemTriggersOut, item_trigger_messages
-from ..llm.prompts.items import ExtractedItems, item_messages
+from ..llm.prompts.items import item_messages, items_schema
 from ..llm.prompts.persona import PersonaOut, persona_messages
 from ..llm.prompts.scene_card import SceneCard, scene_card_messages
 from ..llm.prompts.scene_triggers import HORIZON_CHANNELS, SceneTriggersOut, scene_trigger_messages
@@ -128,20 +128,29 @@ def extract_items(topic: Topic, new_scenes: list[Scene], context: list[Scene], t
     Unknown scene ids are dropped from an item; an item with no new scene left is dropped
     (it would repeat an earlier extraction).
     """
-    reply = llm.structured(item_messages(topic, new_scenes, context, turns_by_id), ExtractedItems,
+    order = {s.id: n for n, s in enumerate(context + new_scenes)}
+    reply = llm.structured(item_messages(topic, new_scenes, context, turns_by_id), items_schema(list(order)),
                            stage="items", what=f"topic {topic.id}")
     new_ids = {s.id for s in new_scenes}
-    known = new_ids | {s.id for s in context}
-    order = {s.id: n for n, s in enumerate(context + new_scenes)}
+    known = set(order)
     items = []
     for out in reply.items:
-        ids = sorted(dict.fromkeys(i for i in out.scene_ids if i in known), key=order.get)
+        refs = (_scene_ref(i, known) for i in out.scene_ids)
+        ids = sorted(dict.fromkeys(i for i in refs if i), key=order.get)
         text = out.text.strip()
         if not text or not set(ids) & new_ids:
             continue
         time = out.time if out.time and is_iso_datetime(out.time) else None
         items.append(Item("", "atomic" if len(ids) == 1 else "connected", text, ids, time))
     return items
+
+
+def _scene_ref(raw: str, known: set[str]) -> str | None:
+    """A scene id as a small model may write it ("s3", "scene_s3", "Scene s3", "3") → "s3" if known."""
+    if raw in known:
+        return raw
+    m = re.fullmatch(r"(?:scene)?[\s_:-]*s?(\d+)", raw.strip().lower())
+    return f"s{m.group(1)}" if m and f"s{m.group(1)}" in known else None
 
 
 def item_triggers(item: Item, llm: LLMClient) -> list[ItemTrigger]:

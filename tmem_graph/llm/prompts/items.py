@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from ._format import most, render_scene
 
@@ -16,6 +16,17 @@ class ExtractedItem(BaseModel):
 
 class ExtractedItems(BaseModel):
     items: list[ExtractedItem] = Field(json_schema_extra=most(items=40))
+
+
+def items_schema(scene_ids: list[str]) -> type[ExtractedItems]:
+    """ExtractedItems whose JSON schema lists the allowed scene ids (an enum), so a
+    grammar-constrained decoder can only write those; validation still accepts any string
+    (stages.extract_items repairs or drops unknown ids), so other endpoints are not refused."""
+    item = create_model("ExtractedItem", __base__=ExtractedItem, scene_ids=(list[str], Field(
+        description="the scene ids it comes from (2+ for a connected item)",
+        json_schema_extra={"maxItems": 8, "items": {"type": "string", "enum": list(scene_ids)}})))
+    return create_model("ExtractedItems", __base__=ExtractedItems,
+                        items=(list[item], Field(json_schema_extra=most(items=40))))
 
 
 def item_messages(topic, scenes, context_scenes, turns_by_id) -> list[dict]:
