@@ -1,5 +1,6 @@
 // A memory's scenes in time order, chained by NEXT (graph view), with their topics.
 // :param memory_id => 'team-dinner'
-MATCH p = (a:Scene {memory_id: $memory_id})-[:NEXT]->(b:Scene)
-OPTIONAL MATCH q = (:Topic)-[:HAS_SCENE]->(a)
-RETURN p, q
+MATCH (s:Scene {memory_id: $memory_id})
+OPTIONAL MATCH p = (s)-[:NEXT]->(:Scene)
+OPTIONAL MATCH q = (:Topic)-[:HAS_SCENE]->(s)
+RETURN s, p, q
