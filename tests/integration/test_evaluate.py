@@ -69,7 +69,8 @@ def test_locomo_plus_cue_recall_on_stitched_probes(conv):
 
 def test_cli_writes_the_reports(conv, tmp_path):
     out = subprocess.run([sys.executable, "-m", "tmem_graph.cli", "eval", "locomo", "--memory", conv["memory"].id,
-                          "--limit", "4", "--no-ablations", "--out", str(tmp_path), "--json"],
+                          "--limit", "4", "--no-ablations", "--out", str(tmp_path), "--json",
+                          "--k-scenes", "2", "--k-items", "4"],
                          capture_output=True, text=True, timeout=600, env=os.environ)
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)
@@ -78,4 +79,5 @@ def test_cli_writes_the_reports(conv, tmp_path):
     assert set(report["evidence_repairs"]) >= {"repaired", "dropped", "skipped_questions"}
     assert len(report["questions"]) == 4 and report["encoder"] == "all-MiniLM-L6-v2"
     assert (tmp_path / "locomo.md").read_text().startswith("LoCoMo conv-26")
+    assert report["budgets"] == "kT=15 kS=2 kI=4" and "kS=2" in (tmp_path / "locomo.md").read_text()
     assert (tmp_path / "locomo.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

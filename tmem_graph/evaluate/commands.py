@@ -18,6 +18,19 @@ def eval_group() -> None:
     """Evaluate on LoCoMo and LoCoMo-Plus (LLM-free recall metrics, baselines, ablations)."""
 
 
+def _budget(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    """Apply a retrieval budget option to the settings every later step uses."""
+    if value is not None:
+        root = ctx.find_root().obj
+        root["settings"] = root["settings"].with_retrieval(**{param.name: value})
+    return value
+
+
+def _budgets(memory) -> str:
+    r = memory.settings.retrieval
+    return f"kT={r.k_topics} kS={r.k_scenes} kI={r.k_items}"
+
+
 def _eval_options(fn):
     for decorator in reversed([
         click.option("--memory", "memory_id", required=True, help="The memory to evaluate (built if --build)."),
@@ -32,6 +45,12 @@ def _eval_options(fn):
         click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
                      help="Report folder (default eval-out/<memory>)."),
         click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON."),
+        click.option("--k-topics", type=click.IntRange(min=1), callback=_budget, expose_value=False,
+                     help="Topic prefilter budget (default 15)."),
+        click.option("--k-scenes", type=click.IntRange(min=1), callback=_budget, expose_value=False,
+                     help="Scenes handed over per question (default 5)."),
+        click.option("--k-items", type=click.IntRange(min=1), callback=_budget, expose_value=False,
+                     help="Items handed over per question (default 15)."),
     ]):
         fn = decorator(fn)
     return fn
@@ -111,13 +130,13 @@ def eval_locomo(ctx, sample, memory_id, data_path, build, sessions, limit, no_ab
         result = runner.evaluate_locomo(context, qas, systems, baselines=not no_baselines,
                                         progress=lambda done, total: bar.update(done - bar.pos))
     result.update(sample=sample, sessions=sessions, memory_id=memory_id, encoder=memory.encoder.name,
-                  evidence_repairs=vars(repairs), command=" ".join(sys.argv))
+                  budgets=_budgets(memory), evidence_repairs=vars(repairs), command=" ".join(sys.argv))
     out = out_dir or Path("eval-out") / memory_id
     scope = f"sessions 1-{sessions} of " if sessions else ""
     header = (f"LoCoMo {scope}{sample}, memory {memory_id}, encoder {memory.encoder.name}: evidence recall of "
               f"{len(qas)} questions (categories 1-4"
-              f"{', evidence within those sessions' if sessions else ''}); "
-              "baselines at each question's cascade token budget")
+              f"{', evidence within those sessions' if sessions else ''}); cascade budgets "
+              f"{_budgets(memory)}; baselines at each question's cascade token budget")
     table = report.markdown_locomo(result["summary"])
     if llm is not None:
         result["judge"] = _judge_locomo(llm, memory, qas, judge_runs)
@@ -176,11 +195,13 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
     context = runner.Context.of(memory, _tokenizer_count(), with_flat=not no_baselines)
     systems = runner.ABLATION_SETS[:1] if no_ablations else runner.ABLATION_SETS
     result = runner.evaluate_locomo_plus(context, probes, systems, baselines=not no_baselines)
-    result.update(base=base, sessions=sessions, memory_id=memory_id, encoder=memory.encoder.name, command=" ".join(sys.argv))
+    result.update(base=base, sessions=sessions, memory_id=memory_id, encoder=memory.encoder.name,
+                  budgets=_budgets(memory), command=" ".join(sys.argv))
     out = out_dir or Path("eval-out") / memory_id
     scope = f"sessions 1-{sessions} of " if sessions else ""
     header = (f"LoCoMo-Plus dev probes on {scope}{base} ({len(probes)} probes, all cues in memory {memory_id}), "
-              f"encoder {memory.encoder.name}: cascade = first recalled scene holding a cue turn; "
+              f"encoder {memory.encoder.name}, cascade budgets {_budgets(memory)}: cascade = first recalled "
+              "scene holding a cue turn; "
               "baselines = first cue turn among all turns")
     table = report.markdown_plus(result["summary"])
     if llm is not None:
