@@ -40,7 +40,10 @@ def test_stitching_a_probe_checked_by_hand():
     # last turn: 1 June 2023 10:00:30; query a week later; cue two weeks before the query
     assert p.query_time == "2023-06-08T10:00:30"
     assert [(t.speaker, t.time, t.session, t.id) for t in p.cue] == [
-        ("Caroline", "2023-05-25T10:00:30", 3, "P20:1"), ("Melanie", "2023-05-25T10:01:00", 3, "P20:2")]
+        ("Caroline", "2023-05-25T10:00:30", 5, "P20:1"), ("Melanie", "2023-05-25T10:01:00", 5, "P20:2")]
+    # session 2 is the base's last: probe 20 is the third of its base (0, 10, 20), so session 2 + 1 + 2;
+    # probes of one base stitched into one memory keep their cues in distinct sessions
+    assert stitch(dict(probe, index=0), [base] * 10).cue[0].session == 3
     assert p.query == "My weekends at local historical sites are surprisingly rich." and p.query_speaker == "Caroline"
     assert (p.base, p.relation) == ("conv-x", "goal")
 

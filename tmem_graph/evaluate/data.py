@@ -126,7 +126,8 @@ class Probe:
 def stitch(probe: dict, samples: list[dict]) -> Probe:
     """A probe placed in its base conversation `locomo10[index % 10]`: A/B mapped to the two
     speakers, the query a week after the last session, the cue `time_gap` before the query,
-    the cue its own session (numbered after the base's) with ids `P<index>:<n>`."""
+    the cue its own session (numbered after the base's, distinct for every probe of that base)
+    with ids `P<index>:<n>`."""
     base = samples[probe["index"] % len(samples)]
     conv = base["conversation"]
     speakers = {"A": conv["speaker_a"], "B": conv["speaker_b"]}
@@ -134,7 +135,8 @@ def stitch(probe: dict, samples: list[dict]) -> Probe:
     query_time = datetime.fromisoformat(last.time) + timedelta(days=7)
     cue_time = query_time - timedelta(days=gap_days(probe["time_gap"]))
     sessions = [int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k)]
-    session = max(sessions) + 1
+    # its own session after the base's; probes sharing a base (index i, i+10, ...) get distinct ones
+    session = max(sessions) + 1 + probe["index"] // len(samples)
     cue = []
     for n, line in enumerate(l for l in probe["cue_dialogue"].splitlines() if l.strip()):
         who, _, text = line.partition(":")
