@@ -37,15 +37,17 @@ if ! tmem ingest examples/short-dialogue.jsonl --memory demo-short; then
 fi
 tmem stats demo-short
 echo; echo "-- a few triggers the model wrote:"
-tmem export demo-short | python -c '
+tmem export demo-short | python -c "$(cat <<'PY'
 import json, sys
 doc = json.load(sys.stdin)
 for item in doc["items"][:3]:
     for t in item.get("triggers", [])[:1]:
-        print(f"   item: {item[\"text\"]}\n     concept: {t.get(\"concept\")}\n     bridge:  {t.get(\"bridge\")}")
+        print(f"   item: {item['text']}\n     concept: {t.get('concept')}\n     bridge:  {t.get('bridge')}")
 for scene in doc["scenes"][:2]:
     for h in scene.get("triggers", {}).get("horizon", [])[:2]:
-        print(f"   scene {scene[\"id\"]} horizon ({h[\"channel\"]}): {h[\"text\"]}")'
+        print(f"   scene {scene['id']} horizon ({h['channel']}): {h['text']}")
+PY
+)"
 echo; echo "-- recall and answer (the answer comes from the local model):"
 tmem recall demo-short "Where could we take Ana out for dinner when she is back from her trip?" --k-scenes 2 --k-items 3
 tmem ask demo-short "When is Ana's cooking class?"

@@ -220,7 +220,7 @@ def stats_cmd(ctx, memory_id, as_json) -> None:
     if ledger:
         click.echo("  construction cost:")
         for stage, row in ledger.items():
-            click.echo(f"    {stage:<10}{row.get('calls', 0)} calls, {row.get('prompt_tokens', 0)} "
+            click.echo(f"    {stage:<15}{row.get('calls', 0)} calls, {row.get('prompt_tokens', 0)} "
                        f"prompt + {row.get('completion_tokens', 0)} completion tokens, "
                        f"{row.get('seconds', 0):.1f} s")
 
