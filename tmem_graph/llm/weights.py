@@ -105,15 +105,10 @@ def get_model(name: str) -> LocalModel:
 
 
 def default_cache_dir() -> Path:
-    """`<data dir>/models`: `$TMEM_HOME/models`, else `$XDG_DATA_HOME/tmem-graph/models`, else
-    `~/.local/share/tmem-graph/models`."""
-    home = os.environ.get("TMEM_HOME")
-    if home:
-        return Path(home).expanduser() / "models"
-    xdg = os.environ.get("XDG_DATA_HOME")
-    if xdg:
-        return Path(xdg).expanduser() / "tmem-graph" / "models"
-    return Path.home() / ".local" / "share" / "tmem-graph" / "models"
+    """`<data dir>/models` (see `tmem_graph.server.default_data_dir`)."""
+    from ..server import default_data_dir
+
+    return default_data_dir() / "models"
 
 
 def _part_path(part: ModelPart) -> Path | None:
