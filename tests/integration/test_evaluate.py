@@ -26,17 +26,23 @@ def conv(store, encoder, tmp_path_factory):
     count = lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])  # noqa: E731
     server = serve(0.0, count)
     llm = LLMClient(LLMSettings(base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", model="auto"))
-    memory_id = "test-eval-conv26"
-    if store.exists(memory_id):
-        store.drop(memory_id)
-    api.ingest(memory_id, turns, store=store, encoder=encoder, llm=llm)
-    probes = [ev.stitch(p, samples) for p in ev.load(ev.data_dir() / "locomo_plus_dev.json")
-              if p["index"] % 10 == 0][:3]
-    api.ingest(memory_id, [t for p in probes for t in p.cue], store=store, encoder=encoder, llm=llm)
+    dev = ev.load(ev.data_dir() / "locomo_plus_dev.json")
+    built = {}
+    # conv-26 sessions 1-2 with its first 3 probes; conv-30 session 1 with its first 2 (for the two-sample runs)
+    for position, sessions, n_probes in ((0, (1, 2), 3), (1, (1,), 2)):
+        memory_id = f"test-eval-{samples[position]['sample_id']}"
+        if store.exists(memory_id):
+            store.drop(memory_id)
+        chosen = [t for t in locomo_turns(samples[position], None) if t.session in sessions]
+        api.ingest(memory_id, chosen, store=store, encoder=encoder, llm=llm)
+        probes = [ev.stitch(p, samples) for p in dev if p["index"] % 10 == position][:n_probes]
+        api.ingest(memory_id, [t for p in probes for t in p.cue], store=store, encoder=encoder, llm=llm)
+        built[memory_id] = probes
     server.shutdown()
-    yield {"memory": api.Memory(memory_id, store=store), "sample": sample, "count": count, "probes": probes,
-           "ids": {t.id for t in turns}}
-    store.drop(memory_id)
+    yield {"memory": api.Memory("test-eval-conv-26", store=store), "sample": sample, "count": count,
+           "probes": built["test-eval-conv-26"], "ids": {t.id for t in turns}}
+    for memory_id in built:
+        store.drop(memory_id)
 
 
 def test_locomo_evidence_recall_with_ablations_and_baselines(conv):
@@ -81,3 +87,53 @@ def test_cli_writes_the_reports(conv, tmp_path):
     assert (tmp_path / "locomo.md").read_text().startswith("LoCoMo conv-26")
     assert report["budgets"] == "kT=15 kS=2 kI=4" and "kS=2" in (tmp_path / "locomo.md").read_text()
     assert (tmp_path / "locomo.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tmem_graph.cli", "eval", *args],
+                          capture_output=True, text=True, timeout=600, env=os.environ)
+
+
+def test_cli_scores_two_samples_in_their_own_memories(conv, tmp_path):
+    out = _cli("locomo", "--sample", "conv-26", "--sample", "conv-30", "--memory", "test-eval-{sample}",
+               "--sessions", "1", "--limit", "3", "--no-ablations", "--out", str(tmp_path), "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads((tmp_path / "locomo.json").read_text())
+    assert report["samples"] == ["conv-26", "conv-30"]
+    assert report["memories"] == {"conv-26": "test-eval-conv-26", "conv-30": "test-eval-conv-30"}
+    by_sample = [q["sample"] for q in report["questions"]]
+    assert by_sample == ["conv-26"] * 3 + ["conv-30"] * 3
+    assert all(e.startswith("D1:") for q in report["questions"] for e in q["evidence"])  # --sessions 1
+    for system in ("full", "bm25", "dense", "hybrid"):  # overall = mean over every question of both
+        recalls = [q["systems"][system]["recall"] for q in report["questions"]]
+        assert report["summary"][system]["overall"] == pytest.approx(sum(recalls) / len(recalls))
+        assert json.loads(out.stdout)[system]["overall"] == pytest.approx(sum(recalls) / len(recalls))
+        for name in ("conv-26", "conv-30"):
+            own = [q["systems"][system]["recall"] for q in report["questions"] if q["sample"] == name]
+            assert report["per_sample"][name][system]["overall"] == pytest.approx(sum(own) / 3)
+    md = (tmp_path / "locomo.md").read_text()
+    assert md.startswith("LoCoMo session 1 of 2 samples (conv-26, conv-30), memory test-eval-{sample}")
+    assert "| conv-30 | 3 |" in md and "overall per sample:" in md
+
+    plus = _cli("locomo-plus", "--base", "conv-30", "--base", "conv-26", "--memory", "test-eval-{sample}",
+                "--limit", "2", "--no-ablations", "--out", str(tmp_path), "--json")
+    assert plus.returncode == 0, plus.stderr
+    report = json.loads((tmp_path / "locomo_plus.json").read_text())
+    assert [p["base"] for p in report["probes"]] == ["conv-26"] * 2 + ["conv-30"] * 2  # file order
+    assert {p["index"] % 10 for p in report["probes"] if p["base"] == "conv-30"} == {1}
+    assert set(report["per_base"]) == {"conv-26", "conv-30"}
+    ranks = [p["systems"]["dense"] for p in report["probes"]]
+    assert None not in ranks  # every probe's cue was built into its base's memory
+    assert report["summary"]["dense"]["S@5"] == pytest.approx(sum(r <= 5 for r in ranks) / 4)
+
+
+def test_cli_refuses_bad_sample_choices_before_any_work(conv, tmp_path):
+    unknown = _cli("locomo", "--sample", "conv-99", "--memory", "m", "--out", str(tmp_path))
+    assert unknown.returncode == 1 and "--sample: no sample 'conv-99'" in unknown.stderr
+    assert "conv-26, conv-30" in unknown.stderr and "Traceback" not in unknown.stderr
+    shared = _cli("locomo-plus", "--base", "conv-26", "--base", "conv-30", "--memory", "test-eval-conv-26",
+                  "--out", str(tmp_path))
+    assert shared.returncode == 1 and "put {sample} in the id" in shared.stderr
+    missing = _cli("locomo", "--sample", "all", "--memory", "test-eval-{sample}", "--out", str(tmp_path))
+    assert missing.returncode == 1 and "no memory 'test-eval-conv-41'" in missing.stderr
+    assert not list(tmp_path.iterdir())  # nothing written

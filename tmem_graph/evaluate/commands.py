@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -39,11 +40,11 @@ def _eval_options(fn):
         click.option("--build", is_flag=True, help="Build or extend the memory first with the configured LLM."),
         click.option("--sessions", type=click.IntRange(min=1),
                      help="Use only the first N sessions of the conversation (build and questions)."),
-        click.option("--limit", type=int, help="Evaluate only the first N questions or probes."),
+        click.option("--limit", type=int, help="Evaluate only the first N questions or probes (of each sample)."),
         click.option("--no-ablations", is_flag=True, help="Only the full cascade (and baselines)."),
         click.option("--no-baselines", is_flag=True, help="Skip the flat baselines over turns."),
         click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
-                     help="Report folder (default eval-out/<memory>)."),
+                     help="Report folder (default eval-out/<memory>; {sample} becomes 'all')."),
         click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON."),
         click.option("--k-topics", type=click.IntRange(min=1), callback=_budget, expose_value=False,
                      help="Topic prefilter budget (default 15)."),
@@ -63,15 +64,54 @@ def _tokenizer_count():
     return lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
-def _samples(root: Path, sample_id: str) -> tuple[list[dict], int]:
-    """The LoCoMo samples in `root` and the position of `sample_id` among them."""
+def _samples(root: Path, wanted: tuple[str, ...], option: str) -> tuple[list[dict], list[str]]:
+    """All LoCoMo samples in `root` and the ids of the wanted ones, in file order ("all" = every one)."""
     from . import data as ev
 
-    samples = ev.load(root / "locomo10.json")
-    position = next((n for n, s in enumerate(samples) if s.get("sample_id") == sample_id), None)
-    if position is None:
-        raise TmemError(f"no sample {sample_id!r} in {root / 'locomo10.json'}")
-    return samples, position
+    path = root / "locomo10.json"
+    samples = ev.load(path)
+    ids = [s.get("sample_id") for s in samples]
+    unknown = [w for w in wanted if w != "all" and w not in ids]
+    if unknown:
+        raise TmemError(f"{option}: no sample {', '.join(map(repr, unknown))} in {path} "
+                        f"(it has {', '.join(map(str, ids))}, or 'all')")
+    return samples, [i for i in ids if "all" in wanted or i in wanted]
+
+
+def _memory_ids(template: str, names: list[str]) -> dict[str, str]:
+    """One memory per sample: `{sample}` in the --memory value is replaced by the sample id."""
+    from ..memory_format import check_memory_id
+
+    if len(names) > 1 and "{sample}" not in template:
+        raise TmemError(f"--memory {template!r}: {len(names)} samples need a memory each; put {{sample}} "
+                        "in the id, e.g. --memory 'locomo-{sample}'")
+    return {n: check_memory_id(template.replace("{sample}", n), "--memory") for n in names}
+
+
+def _open(store, memory_ids: dict[str, str]) -> dict[str, "api.Memory"]:
+    """The memories to evaluate, each checked (it exists, its encoder is the configured one)."""
+    memories = {name: api.Memory(mid, store=store) for name, mid in memory_ids.items()}
+    for memory in memories.values():
+        memory.encoder  # noqa: B018 - raises MemoryNotFound / EncoderMismatch before any work
+    return memories
+
+
+def _scope(names: list[str], memory_ids: dict[str, str], template: str, sessions: int | None) -> dict:
+    """How a run names what it evaluated: the samples, the memories, the default report folder."""
+    one = len(names) == 1
+    return {"where": {None: "", 1: "session 1 of "}.get(sessions, f"sessions 1-{sessions} of ")
+            + (names[0] if one else f"{len(names)} samples ({', '.join(names)})"),
+            "memory": memory_ids[names[0]] if one else template,
+            "out": Path("eval-out") / (memory_ids[names[0]] if one else template.replace("{sample}", "all"))}
+
+
+def _record(result: dict, memories: dict, scope: dict, sessions: int | None, **extra) -> None:
+    """What every report records besides the figures: data scope, memories, encoder, budgets, command."""
+    first = next(iter(memories.values()))
+    result.update(**extra, sessions=sessions, memory_id=scope["memory"],
+                  memories={n: m.id for n, m in memories.items()},
+                  encoder=", ".join(sorted({m.encoder.name for m in memories.values()})),
+                  budgets=_budgets(first), command=" ".join(sys.argv))
 
 
 JUDGE_HELP = ("Also answer with the configured LLM (TMEM_LLM_*) and grade the answers with an LLM judge "
@@ -99,7 +139,8 @@ def _judge_section(header: str, table: str) -> str:
 
 
 @eval_group.command("locomo")
-@click.option("--sample", default="conv-26", show_default=True, help="LoCoMo sample id.")
+@click.option("--sample", multiple=True, default=("conv-26",), show_default=True,
+              help="LoCoMo sample id; repeat it, or 'all', for several (one memory each: {sample} in --memory).")
 @_eval_options
 @click.option("--judge", is_flag=True, help=JUDGE_HELP)
 @click.option("--judge-runs", type=click.IntRange(min=1), default=3, show_default=True,
@@ -109,41 +150,54 @@ def _judge_section(header: str, table: str) -> str:
 def eval_locomo(ctx, sample, memory_id, data_path, build, sessions, limit, no_ablations, no_baselines, out_dir,
                 as_json, judge, judge_runs):
     """LoCoMo evidence recall per category: cascade, ablations and flat baselines; with --judge,
-    LLM-judge accuracy and token F1."""
+    LLM-judge accuracy and token F1. Several samples are scored together (each in its own
+    memory): the table is over all their questions, with one line per sample beside it."""
     from . import data as ev, report, runner
 
     llm = _judge_llm(ctx, judge)
     root = data_path or ev.data_dir()
-    samples, position = _samples(root, sample)
-    chosen = samples[position]
+    samples, names = _samples(root, sample, "--sample")
+    by_id = {s.get("sample_id"): s for s in samples}
+    memory_ids = _memory_ids(memory_id, names)
     store = _store(ctx)
     if build:
         from ..construct.inputs import locomo_turns
 
-        api.ingest(memory_id, ev.first_sessions(locomo_turns(chosen, None), sessions), store=store, llm=llm)
+        for name in names:
+            api.ingest(memory_ids[name], ev.first_sessions(locomo_turns(by_id[name], None), sessions),
+                       store=store, llm=llm)
+    memories = _open(store, memory_ids)
     repairs = ev.EvidenceRepairs()
-    qas = [q for q in ev.locomo_qas(chosen, repairs) if ev.within_sessions(q.evidence, sessions)][:limit]
-    memory = api.Memory(memory_id, store=store)
-    context = runner.Context.of(memory, _tokenizer_count(), with_flat=not no_baselines)
+    qas = {name: [q for q in ev.locomo_qas(by_id[name], repairs) if ev.within_sessions(q.evidence, sessions)][:limit]
+           for name in names}
+    count = _tokenizer_count()
     systems = runner.ABLATION_SETS[:1] if no_ablations else runner.ABLATION_SETS
-    with click.progressbar(length=len(qas), label="questions", file=sys.stderr) as bar:
-        result = runner.evaluate_locomo(context, qas, systems, baselines=not no_baselines,
-                                        progress=lambda done, total: bar.update(done - bar.pos))
-    result.update(sample=sample, sessions=sessions, memory_id=memory_id, encoder=memory.encoder.name,
-                  budgets=_budgets(memory), evidence_repairs=vars(repairs), command=" ".join(sys.argv))
-    out = out_dir or Path("eval-out") / memory_id
-    scope = f"sessions 1-{sessions} of " if sessions else ""
-    header = (f"LoCoMo {scope}{sample}, memory {memory_id}, encoder {memory.encoder.name}: evidence recall of "
-              f"{len(qas)} questions (categories 1-4"
+    rows, per_sample = [], {}
+    with click.progressbar(length=sum(map(len, qas.values())), label="questions", file=sys.stderr) as bar:
+        for name, memory in memories.items():
+            context = runner.Context.of(memory, count, with_flat=not no_baselines)
+            part = runner.evaluate_locomo(context, qas[name], systems, baselines=not no_baselines,
+                                          progress=lambda done, total: bar.update(1))
+            rows += [{"sample": name, **row} for row in part["questions"]]
+            per_sample[name] = part["summary"]
+    result = {"questions": rows, "summary": runner.summarise(rows), "per_sample": per_sample}
+    scope = _scope(names, memory_ids, memory_id, sessions)
+    _record(result, memories, scope, sessions, sample=", ".join(names), samples=names,
+            evidence_repairs=vars(repairs))
+    out = out_dir or scope["out"]
+    header = (f"LoCoMo {scope['where']}, memory {scope['memory']}, encoder {result['encoder']}: evidence recall "
+              f"of {len(rows)} questions (categories 1-4"
               f"{', evidence within those sessions' if sessions else ''}); cascade budgets "
-              f"{_budgets(memory)}; baselines at each question's cascade token budget")
+              f"{result['budgets']}; baselines at each question's cascade token budget")
     table = report.markdown_locomo(result["summary"])
+    if len(names) > 1:
+        table += "\n\n" + report.markdown_per_sample(per_sample, "overall", Counter(r["sample"] for r in rows))
     if llm is not None:
-        result["judge"] = _judge_locomo(llm, memory, qas, judge_runs)
+        result["judge"] = _judge_locomo(llm, memories, qas, judge_runs)
         table += _judge_section(_judge_locomo_header(result["judge"]),
                                 report.markdown_judge(result["judge"]["summary"]))
     report.write(out, "locomo", result, table, header)
-    report.plot_locomo(result["summary"], out / "locomo.png", f"LoCoMo {sample}: evidence recall")
+    report.plot_locomo(result["summary"], out / "locomo.png", f"LoCoMo {scope['where']}: evidence recall")
     if as_json:
         _echo_json(result["summary"] if llm is None else
                    {"recall": result["summary"], "judge": result["judge"]["summary"]})
@@ -152,12 +206,15 @@ def eval_locomo(ctx, sample, memory_id, data_path, build, sessions, limit, no_ab
         click.echo(f"\nreport in {out}/locomo.md, .json, .png")
 
 
-def _judge_locomo(llm, memory, qas, runs: int) -> dict:
-    from .judge import judge_locomo
+def _judge_locomo(llm, memories: dict, qas: dict, runs: int) -> dict:
+    from .judge import judge_locomo, summarise_locomo
 
-    with click.progressbar(length=len(qas), label="judged", file=sys.stderr) as bar:
-        judged = judge_locomo(memory, qas, llm, runs=runs, progress=lambda done, total: bar.update(done - bar.pos))
-    return _judge_block(llm, judged, runs=runs)
+    rows = []
+    with click.progressbar(length=sum(map(len, qas.values())), label="judged", file=sys.stderr) as bar:
+        for name, memory in memories.items():
+            part = judge_locomo(memory, qas[name], llm, runs=runs, progress=lambda done, total: bar.update(1))
+            rows += [{"sample": name, **row} for row in part["questions"]]
+    return _judge_block(llm, {"questions": rows, "summary": summarise_locomo(rows, runs)}, runs=runs)
 
 
 def _judge_locomo_header(block: dict) -> str:
@@ -168,44 +225,58 @@ def _judge_locomo_header(block: dict) -> str:
 
 
 @eval_group.command("locomo-plus")
-@click.option("--base", default="conv-26", show_default=True, help="Base LoCoMo conversation of the probes.")
+@click.option("--base", multiple=True, default=("conv-26",), show_default=True,
+              help="Base LoCoMo conversation of the probes; repeat it, or 'all', for several "
+                   "(one memory each: {sample} in --memory).")
 @_eval_options
 @click.option("--judge", is_flag=True, help=JUDGE_HELP)
 @click.pass_context
 @_friendly
 def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no_ablations, no_baselines, out_dir,
                      as_json, judge):
-    """LoCoMo-Plus cue recall (S@1, S@5 per relation type) for the probes of one base conversation;
-    with --judge, the binary memory-awareness judge's accuracy."""
+    """LoCoMo-Plus cue recall (S@1, S@5 per relation type) for the probes of one or more base
+    conversations (each in its own memory); with --judge, the binary memory-awareness judge's
+    accuracy."""
     from . import data as ev, report, runner
 
     llm = _judge_llm(ctx, judge)
     root = data_path or ev.data_dir()
-    samples, position = _samples(root, base)
-    probes = [ev.stitch(p, samples) for p in ev.load(root / "locomo_plus_dev.json")
-              if p["index"] % len(samples) == position][:limit]
+    samples, names = _samples(root, base, "--base")
+    position = {s.get("sample_id"): n for n, s in enumerate(samples)}
+    dev = ev.load(root / "locomo_plus_dev.json")
+    probes = {name: [ev.stitch(p, samples) for p in dev if p["index"] % len(samples) == position[name]][:limit]
+              for name in names}
+    memory_ids = _memory_ids(memory_id, names)
     store = _store(ctx)
     if build:
         from ..construct.inputs import locomo_turns
 
-        api.ingest(memory_id, ev.first_sessions(locomo_turns(samples[position], None), sessions), store=store,
-                   llm=llm)
-        api.ingest(memory_id, [t for p in probes for t in p.cue], store=store, llm=llm)
-    memory = api.Memory(memory_id, store=store)
-    context = runner.Context.of(memory, _tokenizer_count(), with_flat=not no_baselines)
+        for name in names:
+            api.ingest(memory_ids[name], ev.first_sessions(locomo_turns(samples[position[name]], None), sessions),
+                       store=store, llm=llm)
+            api.ingest(memory_ids[name], [t for p in probes[name] for t in p.cue], store=store, llm=llm)
+    memories = _open(store, memory_ids)
+    count = _tokenizer_count()
     systems = runner.ABLATION_SETS[:1] if no_ablations else runner.ABLATION_SETS
-    result = runner.evaluate_locomo_plus(context, probes, systems, baselines=not no_baselines)
-    result.update(base=base, sessions=sessions, memory_id=memory_id, encoder=memory.encoder.name,
-                  budgets=_budgets(memory), command=" ".join(sys.argv))
-    out = out_dir or Path("eval-out") / memory_id
-    scope = f"sessions 1-{sessions} of " if sessions else ""
-    header = (f"LoCoMo-Plus dev probes on {scope}{base} ({len(probes)} probes, all cues in memory {memory_id}), "
-              f"encoder {memory.encoder.name}, cascade budgets {_budgets(memory)}: cascade = first recalled "
-              "scene holding a cue turn; "
+    rows, per_base = [], {}
+    for name, memory in memories.items():
+        context = runner.Context.of(memory, count, with_flat=not no_baselines)
+        part = runner.evaluate_locomo_plus(context, probes[name], systems, baselines=not no_baselines)
+        rows += [{"base": name, **row} for row in part["probes"]]
+        per_base[name] = part["summary"]
+    result = {"probes": rows, "summary": runner.summarise_plus(rows), "per_base": per_base}
+    scope = _scope(names, memory_ids, memory_id, sessions)
+    _record(result, memories, scope, sessions, base=", ".join(names), bases=names)
+    out = out_dir or scope["out"]
+    header = (f"LoCoMo-Plus dev probes on {scope['where']} ({len(rows)} probes, all cues of a base in its memory, "
+              f"memory {scope['memory']}), encoder {result['encoder']}, cascade budgets {result['budgets']}: "
+              "cascade = first recalled scene holding a cue turn; "
               "baselines = first cue turn among all turns")
     table = report.markdown_plus(result["summary"])
+    if len(names) > 1:
+        table += "\n\n" + report.markdown_per_sample(per_base, "S@5", Counter(r["base"] for r in rows))
     if llm is not None:
-        result["judge"] = _judge_plus(llm, memory, probes)
+        result["judge"] = _judge_plus(llm, memories, probes)
         table += _judge_section(_judge_plus_header(result["judge"]),
                                 report.markdown_judge(result["judge"]["summary"], group="relation"))
     report.write(out, "locomo_plus", result, table, header)
@@ -214,14 +285,18 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
                    {"recall": result["summary"], "judge": result["judge"]["summary"]})
     else:
         click.echo(header + "\n\n" + table)
+        click.echo(f"\nreport in {out}/locomo_plus.md, .json")
 
 
-def _judge_plus(llm, memory, probes) -> dict:
-    from .judge import judge_locomo_plus
+def _judge_plus(llm, memories: dict, probes: dict) -> dict:
+    from .judge import judge_locomo_plus, summarise_plus
 
-    with click.progressbar(length=len(probes), label="judged", file=sys.stderr) as bar:
-        judged = judge_locomo_plus(memory, probes, llm, progress=lambda done, total: bar.update(done - bar.pos))
-    return _judge_block(llm, judged, runs=1)
+    rows = []
+    with click.progressbar(length=sum(map(len, probes.values())), label="judged", file=sys.stderr) as bar:
+        for name, memory in memories.items():
+            part = judge_locomo_plus(memory, probes[name], llm, progress=lambda done, total: bar.update(1))
+            rows += [{"base": name, **row} for row in part["probes"]]
+    return _judge_block(llm, {"probes": rows, "summary": summarise_plus(rows)}, runs=1)
 
 
 def _judge_plus_header(block: dict) -> str:

@@ -25,6 +25,17 @@ def markdown_plus(summary: dict) -> str:
     return "\n".join(lines)
 
 
+def markdown_per_sample(per_sample: dict[str, dict], metric: str, counts: dict[str, int]) -> str:
+    """One line per sample: its number of questions (or probes) and `metric` for every system."""
+    systems = list(next(iter(per_sample.values()), {}))
+    lines = [f"{metric} per sample:", "", "| sample | n | " + " | ".join(systems) + " |",
+             "|---" * (len(systems) + 2) + "|"]
+    for name, summary in per_sample.items():
+        lines.append(f"| {name} | {counts.get(name, 0)} | "
+                     + " | ".join(_fmt(summary[s].get(metric)) for s in systems) + " |")
+    return "\n".join(lines)
+
+
 JUDGE_COLUMNS = {"accuracy": "judge accuracy", "f1": "token F1", "n": "n"}
 
 

@@ -110,13 +110,18 @@ def evaluate_locomo_plus(ctx: Context, probes: list[Probe], systems=ABLATION_SET
                 ranks = [n for n, t in enumerate(ranking, 1) if t in cue]
                 row["systems"][name] = ranks[0] if ranks else None
         rows.append(row)
+    return {"probes": rows, "summary": summarise_plus(rows)}
+
+
+def summarise_plus(rows: list[dict]) -> dict:
+    """S@1, S@5 and S@5 per relation type for every system."""
     summary = {}
     for name in rows[0]["systems"] if rows else []:
         ranks = [r["systems"][name] for r in rows]
         summary[name] = {"S@1": _share(ranks, 1), "S@5": _share(ranks, 5),
                          **{f"S@5 {rel}": _share([r["systems"][name] for r in rows if r["relation"] == rel], 5)
                             for rel in ("causal", "state", "goal", "value")}}
-    return {"probes": rows, "summary": summary}
+    return summary
 
 
 def _share(ranks: list, k: int) -> float | None:
