@@ -7,7 +7,7 @@ finished session is appended to `--log`, so a run stopped at any point keeps its
 re-running the same command resumes: sessions already in the memory add nothing, and LLM
 answers already given come from the response cache ($TMEM_HOME/llm-cache.sqlite).
 `--plus` then ingests the cue dialogues of the LoCoMo-Plus dev probes stitched into this base
-conversation (as `tmem eval locomo-plus --build` does), a few probes per step in probe order, so
+conversation, a few probes per step in probe order (the steps of `tmem eval … --build`), so
 that `tmem eval locomo-plus --limit K` evaluates exactly the probes whose cues are built.
 
     TMEM_HOME=/tmp/eval-home NEO4J_URI=bolt://127.0.0.1:7690 TMEM_LLM_MODEL=local \\
@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 
 from tmem_graph import api
-from tmem_graph.construct.inputs import locomo_turns
 from tmem_graph.embeddings import get_encoder
 from tmem_graph.evaluate import data as ev
 from tmem_graph.llm.factory import open_llm
@@ -73,18 +72,11 @@ def main() -> None:
 
     samples = ev.load(ev.data_dir() / "locomo10.json")
     position = next(n for n, s in enumerate(samples) if s["sample_id"] == args.sample)
-    turns = locomo_turns(samples[position], None)
-    numbers = sorted({t.session for t in turns})
-    if args.sessions:
-        numbers = [n for n in numbers if n <= args.sessions]
-    steps = [(f"session {n}", [t for t in turns if t.session == n]) for n in numbers]
+    probes = []
     if args.plus:
         probes = [ev.stitch(p, samples) for p in ev.load(ev.data_dir() / "locomo_plus_dev.json")
                   if p["index"] % len(samples) == position]
-        for start in range(0, len(probes), args.probes_per_step):  # a few probes per ingest
-            chunk = probes[start:start + args.probes_per_step]
-            steps.append((f"locomo-plus cues of probes {start + 1}-{start + len(chunk)} of {len(probes)}",
-                          [t for p in chunk for t in p.cue]))
+    steps = ev.build_steps(samples[position], args.sessions, probes, args.probes_per_step)
 
     store = Store()
     encoder = get_encoder(store.settings.encoder)

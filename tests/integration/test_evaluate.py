@@ -137,3 +137,32 @@ def test_cli_refuses_bad_sample_choices_before_any_work(conv, tmp_path):
     missing = _cli("locomo", "--sample", "all", "--memory", "test-eval-{sample}", "--out", str(tmp_path))
     assert missing.returncode == 1 and "no memory 'test-eval-conv-41'" in missing.stderr
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_build_goes_step_by_step_and_resumes(conv, store, encoder):
+    """`--build` ingests one session at a time, then the cues: the memory equals the one built by
+    the same steps through the API (the conv-30 fixture), and a second run adds nothing."""
+    tokenizer = encoder._model.tokenizer
+    server = serve(0.0, lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]))
+    env = {**os.environ, "TMEM_LLM_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}/v1",
+           "TMEM_LLM_MODEL": "auto", "TMEM_LLM_API_KEY": "scripted"}
+    memory_id = "test-eval-build-conv-30"
+    if store.exists(memory_id):
+        store.drop(memory_id)
+    args = [sys.executable, "-m", "tmem_graph.cli", "eval", "locomo-plus", "--base", "conv-30", "--memory", memory_id,
+            "--sessions", "1", "--limit", "2", "--build", "--no-ablations", "--no-baselines", "--json"]
+    try:
+        first = subprocess.run(args, capture_output=True, text=True, timeout=600, env=env)
+        assert first.returncode == 0, first.stderr
+        assert f"{memory_id}: session 1 (1/2): 28 new turns" in first.stderr  # conv-30 session 1
+        assert f"{memory_id}: locomo-plus cues of probes 1-2 of 2 (2/2): 4 new turns" in first.stderr
+        built, reference = api.Memory(memory_id, store=store).stats(), api.Memory("test-eval-conv-30", store=store).stats()
+        for key in ("turns", "scenes", "topics", "items", "triggers", "personas"):
+            assert built[key] == reference[key], key
+        again = subprocess.run(args, capture_output=True, text=True, timeout=600, env=env)
+        assert again.returncode == 0, again.stderr
+        assert f"{memory_id}: session 1 (1/2): 0 new turns" in again.stderr
+        assert json.loads(again.stdout) == json.loads(first.stdout)
+    finally:
+        server.shutdown()
+        store.drop(memory_id)

@@ -1,5 +1,5 @@
 from tmem_graph.construct.inputs import InputTurn
-from tmem_graph.evaluate.data import (EvidenceRepairs, first_sessions, gap_days, locomo_qas, repair_evidence,
+from tmem_graph.evaluate.data import (EvidenceRepairs, build_steps, first_sessions, gap_days, locomo_qas, repair_evidence,
                                      stitch, within_sessions)
 
 
@@ -56,3 +56,22 @@ def test_first_sessions_limit_turns_and_questions():
     assert within_sessions(["D1:3", "D2:10"], 2)
     assert not within_sessions(["D1:3", "D12:1"], 2)  # session 12, not 1
     assert within_sessions(["D12:1"], None)
+
+
+def test_build_steps_one_ingest_per_session_then_cues_a_few_probes_at_a_time():
+    conv = {"speaker_a": "Ann", "speaker_b": "Bo"}
+    for n, day in ((1, 8), (2, 9), (3, 10)):
+        conv[f"session_{n}_date_time"] = f"1:56 pm on {day} May, 2023"
+        conv[f"session_{n}"] = [{"speaker": "Ann", "dia_id": f"D{n}:1", "text": "hi"},
+                                {"speaker": "Bo", "dia_id": f"D{n}:2", "text": "yo"}]
+    base = {"sample_id": "conv-x", "conversation": conv}
+    probes = [stitch({"index": 10 * k, "relation_type": "state", "time_gap": "two weeks later",
+                      "cue_dialogue": f"A: cue {k}\nB: noted", "trigger_query": "A: later"}, [base] * 10)
+              for k in range(7)]
+    steps = build_steps(base, 2, probes, per_step=3)
+    assert [name for name, _ in steps] == ["session 1", "session 2", "locomo-plus cues of probes 1-3 of 7",
+                                           "locomo-plus cues of probes 4-6 of 7", "locomo-plus cues of probes 7-7 of 7"]
+    assert [t.id for t in steps[1][1]] == ["D2:1", "D2:2"]
+    assert [t.id for t in steps[3][1]] == ["P30:1", "P30:2", "P40:1", "P40:2", "P50:1", "P50:2"]
+    assert [t.id for t in steps[4][1]] == ["P60:1", "P60:2"]
+    assert [name for name, _ in build_steps(base)] == ["session 1", "session 2", "session 3"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections import Counter
 from pathlib import Path
@@ -96,6 +97,19 @@ def _open(store, memory_ids: dict[str, str]) -> dict[str, "api.Memory"]:
     return memories
 
 
+def _build(memory_id: str, steps: list, store, llm) -> None:
+    """Build or extend a memory step by step (data.build_steps); finished steps are kept, so a
+    stopped build resumes where it was, and steps already in the memory cost nothing."""
+    from ..llm.factory import open_llm
+
+    with contextlib.ExitStack() as stack:
+        llm = llm or stack.enter_context(open_llm())
+        for n, (name, turns) in enumerate(steps, 1):
+            report = api.ingest(memory_id, turns, store=store, llm=llm)
+            click.echo(f"{memory_id}: {name} ({n}/{len(steps)}): {report.new_turns} new turns, "
+                       f"{report.new_scenes} new scenes", err=True)
+
+
 def _scope(names: list[str], memory_ids: dict[str, str], template: str, sessions: int | None) -> dict:
     """How a run names what it evaluated: the samples, the memories, the default report folder."""
     one = len(names) == 1
@@ -161,11 +175,8 @@ def eval_locomo(ctx, sample, memory_id, data_path, build, sessions, limit, no_ab
     memory_ids = _memory_ids(memory_id, names)
     store = _store(ctx)
     if build:
-        from ..construct.inputs import locomo_turns
-
         for name in names:
-            api.ingest(memory_ids[name], ev.first_sessions(locomo_turns(by_id[name], None), sessions),
-                       store=store, llm=llm)
+            _build(memory_ids[name], ev.build_steps(by_id[name], sessions), store, llm)
     memories = _open(store, memory_ids)
     repairs = ev.EvidenceRepairs()
     qas = {name: [q for q in ev.locomo_qas(by_id[name], repairs) if ev.within_sessions(q.evidence, sessions)][:limit]
@@ -249,12 +260,8 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
     memory_ids = _memory_ids(memory_id, names)
     store = _store(ctx)
     if build:
-        from ..construct.inputs import locomo_turns
-
         for name in names:
-            api.ingest(memory_ids[name], ev.first_sessions(locomo_turns(samples[position[name]], None), sessions),
-                       store=store, llm=llm)
-            api.ingest(memory_ids[name], [t for p in probes[name] for t in p.cue], store=store, llm=llm)
+            _build(memory_ids[name], ev.build_steps(samples[position[name]], sessions, probes[name]), store, llm)
     memories = _open(store, memory_ids)
     count = _tokenizer_count()
     systems = runner.ABLATION_SETS[:1] if no_ablations else runner.ABLATION_SETS

@@ -103,6 +103,21 @@ def within_sessions(evidence: list[str], sessions: int | None) -> bool:
     return sessions is None or all(int(e[1:].split(":")[0]) <= sessions for e in evidence)
 
 
+def build_steps(sample: dict, sessions: int | None = None, probes: list["Probe"] = (),
+                per_step: int = 5) -> list[tuple[str, list[InputTurn]]]:
+    """The incremental ingests that build a conversation the way an assistant meets it: one per
+    session in order (sessions 1..`sessions`), then the cue dialogues of `probes`, `per_step`
+    probes per ingest in probe order. `tmem eval --build` and benchmarks/local_build.py both
+    build this way, so a run stopped midway keeps every finished step and their memories agree."""
+    turns = first_sessions(locomo_turns(sample, None), sessions)
+    steps = [(f"session {n}", [t for t in turns if t.session == n]) for n in sorted({t.session for t in turns})]
+    for start in range(0, len(probes), per_step):
+        chunk = probes[start:start + per_step]
+        steps.append((f"locomo-plus cues of probes {start + 1}-{start + len(chunk)} of {len(probes)}",
+                       [t for p in chunk for t in p.cue]))
+    return steps
+
+
 def gap_days(text: str) -> int:
     """Days in a LoCoMo-Plus `time_gap` ("about two months later", "a year after")."""
     m = re.search(r"(a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|several)\s+"
