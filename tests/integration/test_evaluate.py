@@ -122,6 +122,7 @@ def test_cli_scores_two_samples_in_their_own_memories(conv, tmp_path):
     assert [p["base"] for p in report["probes"]] == ["conv-26"] * 2 + ["conv-30"] * 2  # file order
     assert {p["index"] % 10 for p in report["probes"] if p["base"] == "conv-30"} == {1}
     assert set(report["per_base"]) == {"conv-26", "conv-30"}
+    assert (tmp_path / "locomo_plus.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     ranks = [p["systems"]["dense"] for p in report["probes"]]
     assert None not in ranks  # every probe's cue was built into its base's memory
     assert report["summary"]["dense"]["S@5"] == pytest.approx(sum(r <= 5 for r in ranks) / 4)

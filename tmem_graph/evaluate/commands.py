@@ -287,12 +287,13 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
         table += _judge_section(_judge_plus_header(result["judge"]),
                                 report.markdown_judge(result["judge"]["summary"], group="relation"))
     report.write(out, "locomo_plus", result, table, header)
+    report.plot_plus(result["summary"], out / "locomo_plus.png", f"LoCoMo-Plus {scope['where']}: cue recall")
     if as_json:
         _echo_json(result["summary"] if llm is None else
                    {"recall": result["summary"], "judge": result["judge"]["summary"]})
     else:
         click.echo(header + "\n\n" + table)
-        click.echo(f"\nreport in {out}/locomo_plus.md, .json")
+        click.echo(f"\nreport in {out}/locomo_plus.md, .json, .png")
 
 
 def _judge_plus(llm, memories: dict, probes: dict) -> dict:

@@ -56,20 +56,35 @@ def _fmt(value) -> str:
 
 def plot_locomo(summary: dict, path: Path, title: str) -> None:
     """Grouped bars: evidence recall per category for every system."""
+    _bars(summary, list(CATEGORIES.values()) + ["overall"], "evidence recall", path, title)
+
+
+def plot_plus(summary: dict, path: Path, title: str) -> None:
+    """Grouped bars: cue recall S@5 per relation type and overall (and S@1) for every system."""
+    _bars({name: {**{c.split()[-1]: row.get(c) for c in row if c.startswith("S@5 ")},
+                  "S@5": row.get("S@5"), "S@1": row.get("S@1")} for name, row in summary.items()},
+          ["causal", "state", "goal", "value", "S@5", "S@1"], "cue recall (S@5 unless S@1)", path, title)
+
+
+# tab10 and then black, grey-blue, olive: eleven systems (8 cascades, 3 baselines) in distinct colours
+COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+          "#17becf", "#000000", "#5b6c8f", "#6b8e23"]
+
+
+def _bars(summary: dict, cats: list[str], ylabel: str, path: Path, title: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    cats = list(CATEGORIES.values()) + ["overall"]
     systems = list(summary)
     width = 0.8 / max(1, len(systems))
     fig, ax = plt.subplots(figsize=(11, 4.5))
     for n, name in enumerate(systems):
         values = [summary[name].get(c) or 0 for c in cats]
-        ax.bar([x + n * width for x in range(len(cats))], values, width, label=name)
+        ax.bar([x + n * width for x in range(len(cats))], values, width, label=name, color=COLORS[n % len(COLORS)])
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(cats))], cats)
-    ax.set_ylabel("evidence recall")
+    ax.set_ylabel(ylabel)
     ax.set_ylim(0, 1)
     ax.set_title(title)
     ax.legend(fontsize=7, ncol=3)
