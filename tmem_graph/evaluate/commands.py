@@ -41,7 +41,7 @@ def _eval_options(fn):
         click.option("--build", is_flag=True, help="Build or extend the memory first with the configured LLM."),
         click.option("--sessions", type=click.IntRange(min=1),
                      help="Use only the first N sessions of the conversation (build and questions)."),
-        click.option("--limit", type=int, help="Evaluate only the first N questions or probes (of each sample)."),
+        click.option("--limit", type=click.IntRange(min=1), help="Evaluate only the first N questions or probes (of each sample)."),
         click.option("--no-ablations", is_flag=True, help="Only the full cascade (and baselines)."),
         click.option("--no-baselines", is_flag=True, help="Skip the flat baselines over turns."),
         click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
