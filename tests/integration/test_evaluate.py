@@ -140,7 +140,7 @@ def test_cli_refuses_bad_sample_choices_before_any_work(conv, tmp_path):
     assert not list(tmp_path.iterdir())  # nothing written
 
 
-def test_build_goes_step_by_step_and_resumes(conv, store, encoder):
+def test_build_goes_step_by_step_and_resumes(conv, store, encoder, tmp_path):
     """`--build` ingests one session at a time, then the cues: the memory equals the one built by
     the same steps through the API (the conv-30 fixture), and a second run adds nothing."""
     tokenizer = encoder._model.tokenizer
@@ -151,7 +151,8 @@ def test_build_goes_step_by_step_and_resumes(conv, store, encoder):
     if store.exists(memory_id):
         store.drop(memory_id)
     args = [sys.executable, "-m", "tmem_graph.cli", "eval", "locomo-plus", "--base", "conv-30", "--memory", memory_id,
-            "--sessions", "1", "--limit", "2", "--build", "--no-ablations", "--no-baselines", "--json"]
+            "--sessions", "1", "--limit", "2", "--build", "--no-ablations", "--no-baselines", "--json",
+            "--out", str(tmp_path)]
     try:
         first = subprocess.run(args, capture_output=True, text=True, timeout=600, env=env)
         assert first.returncode == 0, first.stderr
