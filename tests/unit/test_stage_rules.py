@@ -1,7 +1,9 @@
 """Rules applied to the model's replies (segmentation, item triggers), through the real openai client."""
 
+import pytest
+
 from tmem_graph.construct import stages
-from tmem_graph.llm.client import LLMClient, LLMSettings
+from tmem_graph.llm.client import InvalidReply, LLMClient, LLMSettings
 from tmem_graph.model import Item, Turn
 
 
@@ -51,3 +53,36 @@ def test_scene_ids_as_small_models_write_them_are_repaired():
     known = {"s1", "s3", "s12"}
     written = ["s1", "scene_s1", "Scene s3", "3", "S12", "scene 12", "s2", "x1", ""]
     assert [stages._scene_ref(w, known) for w in written] == ["s1", "s1", "s3", "s3", "s12", "s12", None, None, None]
+
+
+def test_items_are_extracted_in_halves_when_no_reply_for_all_scenes_is_valid(scripted_llm):
+    # a small model's reply for many scenes is cut at its token cap on every attempt: the scenes
+    # are halved, and the second half sees the first as an earlier scene it may connect to
+    for _ in range(4):  # the first call and its 3 retries, all cut off
+        scripted_llm.expect("Scenes to extract from:\n--- scene s1", '{"items": [{"text": "Ana booked')
+    scripted_llm.expect("Scenes to extract from:\n--- scene s1", {"items": [
+        {"text": "Ana booked a cooking class.", "scene_ids": ["s1"], "time": None}]})
+    scripted_llm.expect("Scenes to extract from:\n--- scene s2", {"items": [
+        {"text": "Ben will drive Ana to the class she booked.", "scene_ids": ["s1", "s2"], "time": None}]})
+    conversation = turns(1, 4) + turns(2, 4)
+    scenes = [stages.Scene("s1", [t.id for t in conversation[:4]], "Class"),
+              stages.Scene("s2", [t.id for t in conversation[4:]], "Ride")]
+    topic = stages.Topic("t1", ["s1", "s2"], "Cooking")
+    items = stages.extract_items(topic, scenes, [], {t.id: t for t in conversation},
+                                 LLMClient(LLMSettings(base_url=scripted_llm.url, model="scripted")))
+    assert [(i.kind, i.text, i.scene_ids) for i in items] == [
+        ("atomic", "Ana booked a cooking class.", ["s1"]),
+        ("connected", "Ben will drive Ana to the class she booked.", ["s1", "s2"])]
+    prompts = ["\n".join(m["content"] for m in r["messages"]) for r in scripted_llm.requests]
+    assert len(prompts) == 6 and "--- scene s2" not in prompts[4]
+    assert "Earlier scenes of the topic (for connections only):\n--- scene s1" in prompts[5]
+
+
+def test_a_single_scene_without_a_valid_reply_is_an_error(scripted_llm):
+    for _ in range(4):
+        scripted_llm.expect("Scenes to extract from:\n--- scene s1", '{"items": [{"text": "Ana booked')
+    conversation = turns(1, 4)
+    scene = stages.Scene("s1", [t.id for t in conversation], "Class")
+    with pytest.raises(InvalidReply, match="items topic t1: no valid"):
+        stages.extract_items(stages.Topic("t1", ["s1"], "Cooking"), [scene], [], {t.id: t for t in conversation},
+                             LLMClient(LLMSettings(base_url=scripted_llm.url, model="scripted")))

@@ -7,10 +7,11 @@ same way every time, so a resumed build reaches the same result.
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Callable
 
-from ..llm.client import LLMClient
+from ..llm.client import InvalidReply, LLMClient
 from ..llm.prompts.item_triggers import EXAMPLE_BRIDGE, EXAMPLE_CONCEPT, ItemTriggersOut, item_trigger_messages
 from ..llm.prompts.items import item_messages, items_schema
 from ..llm.prompts.persona import PersonaOut, persona_messages
@@ -20,6 +21,8 @@ from ..llm.prompts.segment import Boundaries, boundary_messages
 from ..llm.prompts.topic import TopicLabel, TopicMatches, match_messages, new_topic_messages, update_topic_messages
 from ..memory_format import is_iso_datetime
 from ..model import HorizonTrigger, Item, ItemTrigger, Scene, Topic, Turn
+
+log = logging.getLogger(__name__)
 
 WINDOW = 12           # new turns shown to the boundary model per call
 CONTEXT = 8           # turns of the open scene shown with them
@@ -129,8 +132,19 @@ def extract_items(topic: Topic, new_scenes: list[Scene], context: list[Scene], t
     (it would repeat an earlier extraction).
     """
     order = {s.id: n for n, s in enumerate(context + new_scenes)}
-    reply = llm.structured(item_messages(topic, new_scenes, context, turns_by_id), items_schema(list(order)),
-                           stage="items", what=f"topic {topic.id}")
+    try:
+        reply = llm.structured(item_messages(topic, new_scenes, context, turns_by_id), items_schema(list(order)),
+                               stage="items", what=f"topic {topic.id}")
+    except InvalidReply:
+        # too much for one reply (a small model's answer cut at its token cap): halve the new
+        # scenes; the second half sees the first as earlier scenes, so it can still connect to it
+        if len(new_scenes) < 2:
+            raise
+        half = len(new_scenes) // 2
+        log.warning("items topic %s: no valid reply for %d new scenes; extracting %d and %d separately",
+                    topic.id, len(new_scenes), half, len(new_scenes) - half)
+        return (extract_items(topic, new_scenes[:half], context, turns_by_id, llm)
+                + extract_items(topic, new_scenes[half:], context + new_scenes[:half], turns_by_id, llm))
     new_ids = {s.id for s in new_scenes}
     known = set(order)
     items = []

@@ -28,6 +28,11 @@ class LLMError(TmemError):
     """An LLM call failed after its retries; the message names the stage and the object."""
 
 
+class InvalidReply(LLMError):
+    """Every reply to a structured call was invalid (e.g. cut at the token cap): the endpoint
+    answered, so a smaller request may still succeed."""
+
+
 @dataclass(frozen=True)
 class LLMSettings:
     base_url: str | None = None
@@ -127,7 +132,7 @@ class LLMClient:
             if self.cache is not None:
                 self.cache.put(key, text)
             return value
-        raise LLMError(f"{stage}{' ' + what if what else ''}: no valid {schema.__name__} reply after "
+        raise InvalidReply(f"{stage}{' ' + what if what else ''}: no valid {schema.__name__} reply after "
                        f"{self.settings.retries + 1} attempts ({last})")
 
     def _cached(self, key: str, stage: str) -> str | None:
