@@ -78,6 +78,36 @@ def test_items_are_extracted_in_halves_when_no_reply_for_all_scenes_is_valid(scr
     assert "Earlier scenes of the topic (for connections only):\n--- scene s1" in prompts[5]
 
 
+def test_a_reply_cut_at_the_token_cap_splits_the_scenes_at_once(scripted_llm):
+    # finish_reason "length": retrying the same long answer would cost minutes on a local model
+    scripted_llm.expect("Scenes to extract from:\n--- scene s1", '{"items": [{"text": "Ana booked', finish="length")
+    scripted_llm.expect("Scenes to extract from:\n--- scene s1", {"items": [
+        {"text": "Ana booked a cooking class.", "scene_ids": ["s1"], "time": None}]})
+    scripted_llm.expect("Scenes to extract from:\n--- scene s2", {"items": [
+        {"text": "Ben will drive Ana to the class.", "scene_ids": ["s2"], "time": None}]})
+    conversation = turns(1, 4) + turns(2, 4)
+    scenes = [stages.Scene("s1", [t.id for t in conversation[:4]], "Class"),
+              stages.Scene("s2", [t.id for t in conversation[4:]], "Ride")]
+    items = stages.extract_items(stages.Topic("t1", ["s1", "s2"], "Cooking"), scenes, [],
+                                 {t.id: t for t in conversation},
+                                 LLMClient(LLMSettings(base_url=scripted_llm.url, model="scripted")))
+    assert [i.text for i in items] == ["Ana booked a cooking class.", "Ben will drive Ana to the class."]
+    assert len(scripted_llm.requests) == 3
+
+
+def test_a_single_scene_cut_at_the_token_cap_is_retried(scripted_llm):
+    # nothing left to split: the retries (at a higher temperature) are the only way out
+    scripted_llm.expect("Scenes to extract from:\n--- scene s1", '{"items": [{"text": "Ana booked', finish="length")
+    scripted_llm.expect("Scenes to extract from:\n--- scene s1", {"items": [
+        {"text": "Ana booked a cooking class.", "scene_ids": ["s1"], "time": None}]})
+    conversation = turns(1, 4)
+    scene = stages.Scene("s1", [t.id for t in conversation], "Class")
+    items = stages.extract_items(stages.Topic("t1", ["s1"], "Cooking"), [scene], [], {t.id: t for t in conversation},
+                                 LLMClient(LLMSettings(base_url=scripted_llm.url, model="scripted")))
+    assert [i.text for i in items] == ["Ana booked a cooking class."]
+    assert [r["temperature"] for r in scripted_llm.requests] == [0.0, 0.5]
+
+
 def test_a_single_scene_without_a_valid_reply_is_an_error(scripted_llm):
     for _ in range(4):
         scripted_llm.expect("Scenes to extract from:\n--- scene s1", '{"items": [{"text": "Ana booked')

@@ -134,10 +134,11 @@ def extract_items(topic: Topic, new_scenes: list[Scene], context: list[Scene], t
     order = {s.id: n for n, s in enumerate(context + new_scenes)}
     try:
         reply = llm.structured(item_messages(topic, new_scenes, context, turns_by_id), items_schema(list(order)),
-                               stage="items", what=f"topic {topic.id}")
+                               stage="items", what=f"topic {topic.id}", cut_is_final=len(new_scenes) > 1)
     except InvalidReply:
-        # too much for one reply (a small model's answer cut at its token cap): halve the new
-        # scenes; the second half sees the first as earlier scenes, so it can still connect to it
+        # too much for one reply (a small model's answer cut at its token cap; several scenes
+        # split at the first cut reply): halve the new scenes; the second half sees the first
+        # as earlier scenes, so it can still connect to it
         if len(new_scenes) < 2:
             raise
         half = len(new_scenes) // 2

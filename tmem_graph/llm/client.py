@@ -30,7 +30,12 @@ class LLMError(TmemError):
 
 class InvalidReply(LLMError):
     """Every reply to a structured call was invalid (e.g. cut at the token cap): the endpoint
-    answered, so a smaller request may still succeed."""
+    answered, so a smaller request may still succeed. `cut` is true when the last reply was cut
+    at the token cap."""
+
+    def __init__(self, message: str, cut: bool = False):
+        super().__init__(message)
+        self.cut = cut
 
 
 @dataclass(frozen=True)
@@ -96,17 +101,19 @@ class LLMClient:
         cached = self._cached(key, stage)
         if cached is not None:
             return cached
-        text = self._call(messages, stage, what, response_format=None)
+        text, _ = self._call(messages, stage, what, response_format=None)
         if self.cache is not None:
             self.cache.put(key, text)
         return text
 
     def structured(self, messages: list[dict], schema: Type[T], stage: str, what: str = "",
-                   check: Callable[[T], str | None] | None = None) -> T:
+                   check: Callable[[T], str | None] | None = None, cut_is_final: bool = False) -> T:
         """A reply constrained to `schema`'s JSON schema and validated with it.
 
         `check` may reject a well-formed reply (return a reason); it is retried like an invalid
-        one. Only accepted replies are cached.
+        one. Only accepted replies are cached. With `cut_is_final`, an invalid reply cut at the
+        token cap raises `InvalidReply(cut=True)` at once instead of being retried: for a caller
+        that can split the request, a retry of the same long answer is minutes spent for little.
         """
         json_schema = schema.model_json_schema()
         fmt = {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": json_schema,
@@ -115,25 +122,29 @@ class LLMClient:
         cached = self._cached(key, stage)
         if cached is not None:
             return schema.model_validate_json(cached)
-        last = ""
+        last, cut = "", False
         for attempt in range(self.settings.retries + 1):
-            text = self._call(messages, stage, what, response_format=fmt, retry=attempt > 0)
+            text, finish = self._call(messages, stage, what, response_format=fmt, retry=attempt > 0)
             try:
                 value = schema.model_validate_json(text)
             except (ValidationError, ValueError) as exc:
-                last = str(exc).splitlines()[0]
-                log.info("%s %s: invalid reply (%s), attempt %d", stage, what, last, attempt + 1)
+                last, cut = str(exc).splitlines()[0], finish == "length"
+                log.info("%s %s: invalid reply (%s%s), attempt %d", stage, what, last,
+                         ", cut at the token cap" if cut else "", attempt + 1)
+                if cut and cut_is_final:
+                    raise InvalidReply(f"{stage}{' ' + what if what else ''}: the {schema.__name__} reply "
+                                       f"was cut at the token cap ({last})", cut=True)
                 continue
             reason = check(value) if check else None
             if reason:
-                last = reason
+                last, cut = reason, False
                 log.info("%s %s: reply rejected (%s), attempt %d", stage, what, reason, attempt + 1)
                 continue
             if self.cache is not None:
                 self.cache.put(key, text)
             return value
         raise InvalidReply(f"{stage}{' ' + what if what else ''}: no valid {schema.__name__} reply after "
-                       f"{self.settings.retries + 1} attempts ({last})")
+                       f"{self.settings.retries + 1} attempts ({last})", cut=cut)
 
     def _cached(self, key: str, stage: str) -> str | None:
         text = self.cache.get(key) if self.cache is not None else None
@@ -142,8 +153,10 @@ class LLMClient:
                 self.ledger.setdefault(stage, Usage()).cached += 1
         return text
 
-    def _call(self, messages: list[dict], stage: str, what: str, response_format, retry: bool = False) -> str:
-        """One reply; `retry` (after an invalid one) samples at a higher temperature at least."""
+    def _call(self, messages: list[dict], stage: str, what: str, response_format,
+              retry: bool = False) -> tuple[str, str | None]:
+        """One reply and its finish reason; `retry` (after an invalid one) samples at a higher
+        temperature at least."""
         temperature = max(self.settings.temperature, RETRY_TEMPERATURE) if retry else self.settings.temperature
         kwargs = {"model": self.settings.model_for(stage), "messages": messages, "temperature": temperature}
         if response_format is not None:
@@ -164,12 +177,12 @@ class LLMClient:
             seconds = time.perf_counter() - t0
             self._record(stage, reply, seconds)
             content = reply.choices[0].message.content if reply.choices else None
+            finish = reply.choices[0].finish_reason if reply.choices else None
             log.info("%s %s: %.1f s, %s prompt + %s completion tokens, %s", stage, what, seconds,
                      reply.usage.prompt_tokens if reply.usage else "?",
-                     reply.usage.completion_tokens if reply.usage else "?",
-                     reply.choices[0].finish_reason if reply.choices else "no choices")
+                     reply.usage.completion_tokens if reply.usage else "?", finish or "no choices")
             if content:
-                return content
+                return content, finish
             error = "empty reply"
         raise LLMError(f"{stage}{' ' + what if what else ''}: no usable reply from "
                        f"{self.settings.base_url or 'OpenAI'} after {self.settings.retries + 1} "
