@@ -63,6 +63,22 @@ def test_locomo_evidence_recall_with_ablations_and_baselines(conv):
     assert summary["dense"]["overall"] > 0 and summary["full"]["overall"] > 0
 
 
+def test_the_persona_is_outside_the_evidence_budget_unless_asked(conv):
+    qas = [q for q in ev.locomo_qas(conv["sample"], ev.EvidenceRepairs()) if set(q.evidence) <= conv["ids"]][:3]
+    ctx = runner.Context.of(conv["memory"], conv["count"])
+    systems = [("full", ()), ("w/o persona", ("persona",))]
+    evidence = runner.evaluate_locomo(ctx, qas, systems, baselines=False)
+    context = runner.evaluate_locomo(ctx, qas, systems, baselines=False, budget_of="context")
+    for e, c in zip(evidence["questions"], context["questions"]):
+        full, bare = e["systems"]["full"], e["systems"]["w/o persona"]
+        assert full["persona_tokens"] > 0 and bare["persona_tokens"] == 0
+        assert full["tokens"] == bare["tokens"] and full["recall"] == bare["recall"]  # the persona holds no turn
+        assert c["systems"]["full"]["tokens"] == full["tokens"] + full["persona_tokens"]
+        assert c["systems"]["w/o persona"]["tokens"] == bare["tokens"]
+    with pytest.raises(ValueError, match="budget_of"):
+        runner.evaluate_locomo(ctx, qas, systems, budget_of="persona")
+
+
 def test_locomo_plus_cue_recall_on_stitched_probes(conv):
     ctx = runner.Context.of(conv["memory"], conv["count"])
     result = runner.evaluate_locomo_plus(ctx, conv["probes"])

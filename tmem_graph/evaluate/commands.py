@@ -159,10 +159,14 @@ def _judge_section(header: str, table: str) -> str:
 @click.option("--judge", is_flag=True, help=JUDGE_HELP)
 @click.option("--judge-runs", type=click.IntRange(min=1), default=3, show_default=True,
               help="Independent judge runs per answer (their mean is the accuracy).")
+@click.option("--budget", "budget_of", type=click.Choice(["evidence", "context"]), default="evidence",
+              show_default=True,
+              help="What the baselines' token budget matches: the cascade's evidence (scenes and items) "
+                   "or its whole context block (persona included).")
 @click.pass_context
 @_friendly
 def eval_locomo(ctx, sample, memory_id, data_path, build, sessions, limit, no_ablations, no_baselines, out_dir,
-                as_json, judge, judge_runs):
+                as_json, judge, judge_runs, budget_of):
     """LoCoMo evidence recall per category: cascade, ablations and flat baselines; with --judge,
     LLM-judge accuracy and token F1. Several samples are scored together (each in its own
     memory): the table is over all their questions, with one line per sample beside it."""
@@ -188,18 +192,20 @@ def eval_locomo(ctx, sample, memory_id, data_path, build, sessions, limit, no_ab
         for name, memory in memories.items():
             context = runner.Context.of(memory, count, with_flat=not no_baselines)
             part = runner.evaluate_locomo(context, qas[name], systems, baselines=not no_baselines,
-                                          progress=lambda done, total: bar.update(1))
+                                          progress=lambda done, total: bar.update(1), budget_of=budget_of)
             rows += [{"sample": name, **row} for row in part["questions"]]
             per_sample[name] = part["summary"]
     result = {"questions": rows, "summary": runner.summarise(rows), "per_sample": per_sample}
     scope = _scope(names, memory_ids, memory_id, sessions)
     _record(result, memories, scope, sessions, sample=", ".join(names), samples=names,
-            evidence_repairs=vars(repairs))
+            evidence_repairs=vars(repairs), budget_of=budget_of)
     out = out_dir or scope["out"]
     header = (f"LoCoMo {scope['where']}, memory {scope['memory']}, encoder {result['encoder']}: evidence recall "
               f"of {len(rows)} questions (categories 1-4"
               f"{', evidence within those sessions' if sessions else ''}); cascade budgets "
-              f"{result['budgets']}; baselines at each question's cascade token budget")
+              f"{result['budgets']}; baselines at each question's cascade token budget ("
+              + ("its evidence: scenes and items, the persona outside the budget as in the paper"
+                 if budget_of == "evidence" else "its whole context block, persona included") + ")")
     table = report.markdown_locomo(result["summary"])
     if len(names) > 1:
         table += "\n\n" + report.markdown_per_sample(per_sample, "overall", Counter(r["sample"] for r in rows))

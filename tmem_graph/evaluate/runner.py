@@ -3,6 +3,7 @@ ablations and the flat baselines, side by side on the same memory and encoder.""
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -13,10 +14,12 @@ from .data import CATEGORIES, QA, Probe
 from .flat import FlatIndex, cut_at_budget
 
 ABLATION_SETS = [("full", ()), ("w/o scene_layer", ("scene_layer",)), ("w/o item_channel", ("item_channel",)),
-                 ("w/o entity_bridge", ("entity_bridge",)), ("w/o topic_filter", ("topic_filter",)),
+                 ("w/o entity_bridge", ("entity_bridge",)), ("w/o persona", ("persona",)),
+                 ("w/o topic_filter", ("topic_filter",)),
                  ("w/o scene_trigger", ("scene_trigger",)), ("w/o horizon", ("horizon",)),
                  ("w/o all triggers", ("entity_bridge", "scene_trigger", "horizon"))]
 BASELINES = ("bm25", "dense", "hybrid")
+BUDGETS = ("evidence", "context")  # what the baselines' token budget counts (evaluate_locomo)
 
 
 @dataclass
@@ -49,9 +52,16 @@ class Context:
 
 
 def evaluate_locomo(ctx: Context, qas: list[QA], systems: Iterable[tuple[str, tuple]] = ABLATION_SETS,
-                    baselines: bool = True, progress=None) -> dict:
+                    baselines: bool = True, progress=None, budget_of: str = "evidence") -> dict:
     """Evidence recall per category for every system; baselines at each query's full-cascade
-    evidence-token budget."""
+    token budget.
+
+    `tokens` counts the evidence (the context block without the persona: the recalled scenes
+    and items, which the budgets kS and kI rank) or, with `budget_of="context"`, the whole
+    block `ask` hands over, persona included; `persona_tokens` is the persona's share either way.
+    """
+    if budget_of not in BUDGETS:
+        raise ValueError(f"budget_of must be one of {BUDGETS}, not {budget_of!r}")
     systems = list(systems)
     rows: list[dict] = []
     for n, qa in enumerate(qas):
@@ -60,20 +70,24 @@ def evaluate_locomo(ctx: Context, qas: list[QA], systems: Iterable[tuple[str, tu
         budget = None
         for name, without in systems:
             recall = ctx.memory.recall(qa.question, without=without)
-            tokens = ctx.count(ctx.memory.evidence(recall))
+            whole = ctx.count(ctx.memory.evidence(recall))
+            evidence = ctx.count(ctx.memory.evidence(dataclasses.replace(recall, persona=[])))
             got = ctx.evidence_turns(recall)
-            row["systems"][name] = {"recall": len(gold & got) / len(gold), "tokens": tokens}
+            tokens = whole if budget_of == "context" else evidence
+            row["systems"][name] = {"recall": len(gold & got) / len(gold), "tokens": tokens,
+                                    "persona_tokens": whole - evidence}
             if budget is None:
                 budget = tokens
         if baselines and ctx.flat is not None:
             for name, ranking in ctx.flat.rankings(qa.question).items():
                 chosen = cut_at_budget(ranking, lambda t: ctx.count(ctx.turn_text[t]), budget or 0)
                 row["systems"][name] = {"recall": len(gold & set(chosen)) / len(gold),
-                                        "tokens": sum(ctx.count(ctx.turn_text[t]) for t in chosen)}
+                                        "tokens": sum(ctx.count(ctx.turn_text[t]) for t in chosen),
+                                        "persona_tokens": 0}
         rows.append(row)
         if progress:
             progress(n + 1, len(qas))
-    return {"questions": rows, "summary": summarise(rows)}
+    return {"questions": rows, "summary": summarise(rows), "budget_of": budget_of}
 
 
 def summarise(rows: list[dict]) -> dict:
@@ -86,7 +100,8 @@ def summarise(rows: list[dict]) -> dict:
         out[name] = {**{k: _mean(v) for k, v in per.items()},
                      "overall": _mean([r["systems"][name]["recall"] for r in rows]),
                      "tokens_median": statistics.median(tokens),
-                     "tokens_p95": tokens[int(0.95 * (len(tokens) - 1))]}
+                     "tokens_p95": tokens[int(0.95 * (len(tokens) - 1))],
+                     "persona_median": statistics.median(r["systems"][name].get("persona_tokens", 0) for r in rows)}
     return out
 
 
