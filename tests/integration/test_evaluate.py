@@ -75,6 +75,8 @@ def test_the_persona_is_outside_the_evidence_budget_unless_asked(conv):
         assert full["tokens"] == bare["tokens"] and full["recall"] == bare["recall"]  # the persona holds no turn
         assert c["systems"]["full"]["tokens"] == full["tokens"] + full["persona_tokens"]
         assert c["systems"]["w/o persona"]["tokens"] == bare["tokens"]
+    whole = conv["count"](conv["memory"].evidence(conv["memory"].recall(qas[0].question)))
+    assert context["questions"][0]["systems"]["full"]["tokens"] == whole  # the block `ask` hands over
     with pytest.raises(ValueError, match="budget_of"):
         runner.evaluate_locomo(ctx, qas, systems, budget_of="persona")
 

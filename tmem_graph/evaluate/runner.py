@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from ..api import Memory
+from ..retrieve.evidence import format_evidence
 from ..retrieve.results import Recall
 from .data import CATEGORIES, QA, Probe
 from .flat import FlatIndex, cut_at_budget
@@ -24,19 +25,20 @@ BUDGETS = ("evidence", "context")  # what the baselines' token budget counts (ev
 
 @dataclass
 class Context:
-    """What the metrics need from a memory: turn texts, scene → turns, token counter."""
+    """What the metrics need from a memory: turn texts, scene → turns, speakers, token counter."""
 
     memory: Memory
     count: Callable[[str], int]
     turn_text: dict[str, str] = field(default_factory=dict)
     scene_turns: dict[str, list[str]] = field(default_factory=dict)
+    speakers: list[str] = field(default_factory=list)
     flat: FlatIndex | None = None
 
     @classmethod
     def of(cls, memory: Memory, count: Callable[[str], int], with_flat: bool = True) -> "Context":
         doc = memory.document()
         ctx = cls(memory, count, {t.id: f"{t.speaker}: {t.text}" for t in doc.turns},
-                  {s.id: list(s.turn_ids) for s in doc.scenes})
+                  {s.id: list(s.turn_ids) for s in doc.scenes}, list(doc.speakers))
         if with_flat:
             ids = list(ctx.turn_text)
             ctx.flat = FlatIndex(ids, [ctx.turn_text[i] for i in ids], memory.encoder)
@@ -70,8 +72,9 @@ def evaluate_locomo(ctx: Context, qas: list[QA], systems: Iterable[tuple[str, tu
         budget = None
         for name, without in systems:
             recall = ctx.memory.recall(qa.question, without=without)
-            whole = ctx.count(ctx.memory.evidence(recall))
-            evidence = ctx.count(ctx.memory.evidence(dataclasses.replace(recall, persona=[])))
+            # the context block of `Memory.evidence`, with the speakers read once per run
+            whole = ctx.count(format_evidence(recall, ctx.speakers))
+            evidence = ctx.count(format_evidence(dataclasses.replace(recall, persona=[]), ctx.speakers))
             got = ctx.evidence_turns(recall)
             tokens = whole if budget_of == "context" else evidence
             row["systems"][name] = {"recall": len(gold & got) / len(gold), "tokens": tokens,
@@ -87,7 +90,7 @@ def evaluate_locomo(ctx: Context, qas: list[QA], systems: Iterable[tuple[str, tu
         rows.append(row)
         if progress:
             progress(n + 1, len(qas))
-    return {"questions": rows, "summary": summarise(rows), "budget_of": budget_of}
+    return {"questions": rows, "summary": summarise(rows)}
 
 
 def summarise(rows: list[dict]) -> dict:

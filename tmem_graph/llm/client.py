@@ -30,12 +30,12 @@ class LLMError(TmemError):
 
 class InvalidReply(LLMError):
     """Every reply to a structured call was invalid (e.g. cut at the token cap): the endpoint
-    answered, so a smaller request may still succeed. `cut` is true when the last reply was cut
-    at the token cap."""
+    answered, so a smaller request may still succeed."""
 
-    def __init__(self, message: str, cut: bool = False):
-        super().__init__(message)
-        self.cut = cut
+
+def _label(stage: str, what: str) -> str:
+    """How errors name a call: the stage, then the object when there is one."""
+    return f"{stage} {what}" if what else stage
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class LLMClient:
 
         `check` may reject a well-formed reply (return a reason); it is retried like an invalid
         one. Only accepted replies are cached. With `cut_is_final`, an invalid reply cut at the
-        token cap raises `InvalidReply(cut=True)` at once instead of being retried: for a caller
+        token cap raises `InvalidReply` at once instead of being retried: for a caller
         that can split the request, a retry of the same long answer is minutes spent for little.
         """
         json_schema = schema.model_json_schema()
@@ -122,29 +122,30 @@ class LLMClient:
         cached = self._cached(key, stage)
         if cached is not None:
             return schema.model_validate_json(cached)
-        last, cut = "", False
+        last = ""
         for attempt in range(self.settings.retries + 1):
             text, finish = self._call(messages, stage, what, response_format=fmt, retry=attempt > 0)
             try:
                 value = schema.model_validate_json(text)
             except (ValidationError, ValueError) as exc:
-                last, cut = str(exc).splitlines()[0], finish == "length"
+                last = str(exc).splitlines()[0]
+                cut = finish == "length"
                 log.info("%s %s: invalid reply (%s%s), attempt %d", stage, what, last,
                          ", cut at the token cap" if cut else "", attempt + 1)
                 if cut and cut_is_final:
-                    raise InvalidReply(f"{stage}{' ' + what if what else ''}: the {schema.__name__} reply "
-                                       f"was cut at the token cap ({last})", cut=True)
+                    raise InvalidReply(f"{_label(stage, what)}: the {schema.__name__} reply was cut at "
+                                       f"the token cap ({last})")
                 continue
             reason = check(value) if check else None
             if reason:
-                last, cut = reason, False
+                last = reason
                 log.info("%s %s: reply rejected (%s), attempt %d", stage, what, reason, attempt + 1)
                 continue
             if self.cache is not None:
                 self.cache.put(key, text)
             return value
-        raise InvalidReply(f"{stage}{' ' + what if what else ''}: no valid {schema.__name__} reply after "
-                       f"{self.settings.retries + 1} attempts ({last})", cut=cut)
+        raise InvalidReply(f"{_label(stage, what)}: no valid {schema.__name__} reply after "
+                           f"{self.settings.retries + 1} attempts ({last})")
 
     def _cached(self, key: str, stage: str) -> str | None:
         text = self.cache.get(key) if self.cache is not None else None
@@ -172,7 +173,7 @@ class LLMClient:
                 time.sleep(min(8.0, 0.5 * 2 ** attempt))
                 continue
             except openai.APIStatusError as exc:  # 4xx other than 429: retrying will not help
-                raise LLMError(f"{stage}{' ' + what if what else ''}: the LLM endpoint refused the "
+                raise LLMError(f"{_label(stage, what)}: the LLM endpoint refused the "
                                f"request ({exc.status_code}: {exc.message})") from None
             seconds = time.perf_counter() - t0
             self._record(stage, reply, seconds)
@@ -184,7 +185,7 @@ class LLMClient:
             if content:
                 return content, finish
             error = "empty reply"
-        raise LLMError(f"{stage}{' ' + what if what else ''}: no usable reply from "
+        raise LLMError(f"{_label(stage, what)}: no usable reply from "
                        f"{self.settings.base_url or 'OpenAI'} after {self.settings.retries + 1} "
                        f"attempts ({error})")
 
