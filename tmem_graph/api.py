@@ -50,11 +50,12 @@ class Memory:
         return self._encoder
 
     def recall(self, query: str, speaker: str | None = None, without: Iterable[str] = (),
-               settings: RetrievalSettings | None = None) -> Recall:
+               settings: RetrievalSettings | None = None, trace: bool = False) -> Recall:
         """Evidence for `query`: ranked scenes with their turns, items, and persona.
 
         `without` switches cascade components off (see `ABLATIONS`); `settings` overrides the
-        budgets and the trigger gate for this call.
+        budgets, the gate and the fusion for this call; `trace` keeps each layer's candidates
+        in `Recall.trace` (for benchmarks/fusion.py).
         """
         if not isinstance(query, str) or not query.strip():
             raise TmemError("the query is empty")
@@ -63,7 +64,7 @@ class Memory:
         encode_ms = (time.perf_counter() - t0) * 1000
         cascade = Cascade(self.store, settings or self.settings.retrieval)
         try:
-            result = cascade.recall(self.id, query, vector, speaker=speaker, without=without)
+            result = cascade.recall(self.id, query, vector, speaker=speaker, without=without, trace=trace)
         finally:
             cascade.close()
         result.timings_ms = {"encode": encode_ms, "cascade": result.timings_ms["total"],

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from . import api
-from .config import Settings
+from .config import CUE_FUSIONS, FUSIONS, Settings
 from .cli_base import _echo_json, _friendly, _settings, _store
 from .errors import TmemError
 from .retrieve.results import ABLATIONS
@@ -243,6 +243,13 @@ def _without(value: str | None) -> list[str]:
     return [w for w in (value or "").split(",") if w.strip()]
 
 
+FUSION_HELP = ("Final fusion of scenes and items: lanes (default: descriptive and associative lanes "
+               "share the budget), rrf (the fusion before lanes), rrf_tail, score; see docs/retrieval.md.")
+SHARE_HELP = "Share of kS and kI the associative lane keeps with --fusion lanes (default 0.4)."
+CUE_FUSION_HELP = ("How SceneCue fuses dialogue, Scene trigger and Horizon: strongest (default: best "
+                   "standard score) or rrf (k0 = 30, the reference code).")
+
+
 @main.command("recall")
 @click.argument("memory_id")
 @click.argument("query")
@@ -253,17 +260,21 @@ def _without(value: str | None) -> list[str]:
 @click.option("--k-items", type=int, help="Items returned (kI).")
 @click.option("--r-triggers", type=int, help="Item triggers TrigRecall considers (R).")
 @click.option("--tau", type=float, help="TrigRecall's cosine gate.")
+@click.option("--fusion", type=click.Choice(FUSIONS), help=FUSION_HELP)
+@click.option("--associative-share", type=click.FloatRange(0, 1), help=SHARE_HELP)
+@click.option("--cue-fusion", type=click.Choice(CUE_FUSIONS), help=CUE_FUSION_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON object of the CLI contract.")
 @click.pass_context
 @_friendly
 def recall_cmd(ctx, memory_id, query, speaker, without, k_topics, k_scenes, k_items, r_triggers, tau,
-               as_json) -> None:
+               fusion, associative_share, cue_fusion, as_json) -> None:
     """Recall evidence for QUERY from a memory, and show why each piece came back."""
     overrides = {"k_topics": k_topics, "k_scenes": k_scenes, "k_items": k_items,
                  "r_trigger_items": r_triggers, "tau": tau}
     for name, value in overrides.items():
         if value is not None and value < 0:
             raise click.BadParameter(f"{name} must not be negative")
+    overrides.update(fusion=fusion, associative_share=associative_share, cue_fusion=cue_fusion)
     settings = _settings(ctx).with_retrieval(**{k: v for k, v in overrides.items() if v is not None})
     result = api.Memory(memory_id, store=_store(ctx)).recall(
         query, speaker=speaker, without=_without(without), settings=settings.retrieval)
@@ -328,7 +339,8 @@ def format_recall(result) -> str:
     for n, s in enumerate(result.scenes, 1):
         ranks = ", ".join(f"{k} #{v}" for k, v in s.ranks.items())
         lines.append(f"scene {n}. [{s.id}] {s.title or '(untitled)'} ({s.time or 'no time'})")
-        lines.append(f"   via {', '.join(s.via)}; ranks: {ranks}")
+        lane = f"{s.lane} lane; " if s.lane else ""
+        lines.append(f"   {lane}via {', '.join(s.via)}; ranks: {ranks}")
         for t in s.turns[:3]:
             lines.append(f"     {t['speaker']}: {t['text'][:100]}")
         if len(s.turns) > 3:
@@ -336,7 +348,8 @@ def format_recall(result) -> str:
     for n, i in enumerate(result.items, 1):
         ranks = ", ".join(f"{k} #{v}" for k, v in i.ranks.items())
         lines.append(f"item {n}. [{i.id}] {i.text}")
-        lines.append(f"   via {', '.join(i.via)}; ranks: {ranks}")
+        lane = f"{i.lane} lane; " if i.lane else ""
+        lines.append(f"   {lane}via {', '.join(i.via)}; ranks: {ranks}")
     for p in result.persona:
         lines.append(f"persona {p['speaker']}: {p['summary']}")
     lines.append(f"({result.timings_ms['total']:.1f} ms, of which encoding {result.timings_ms['encode']:.1f} ms)")

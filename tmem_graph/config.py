@@ -9,6 +9,8 @@ from .errors import ConfigError
 
 DEFAULT_URI = "bolt://127.0.0.1:7687"
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
+FUSIONS = ("lanes", "rrf", "rrf_tail", "score")
+CUE_FUSIONS = ("strongest", "rrf")
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,23 @@ class RetrievalSettings:
     cue_k0: int = 30          # SceneCue fuses its three channels with k0 = 30 (reference code)
     cue_top: int = 10         # scenes that SceneCue adds to the pool
     candidates: int = 50      # depth of each channel's ranking before fusion
-    cue_in_fusion: bool = True  # SceneCue / TrigRecall rankings join the final RRF of their layer
+    cue_in_fusion: bool = True  # SceneCue / TrigRecall rankings join the final fusion of their layer
+    fusion: str = "lanes"     # final fusion of the scene and item layers, one of FUSIONS (docs/retrieval.md)
+    associative_share: float = 0.4   # share of a layer's budget the associative lane keeps ("lanes")
+    cue_fusion: str = "strongest"    # how SceneCue fuses its channels, one of CUE_FUSIONS
+
+    def __post_init__(self) -> None:
+        if self.fusion not in FUSIONS:
+            raise ConfigError(f"fusion {self.fusion!r}: choose from {', '.join(FUSIONS)}")
+        if self.cue_fusion not in CUE_FUSIONS:
+            raise ConfigError(f"cue_fusion {self.cue_fusion!r}: choose from {', '.join(CUE_FUSIONS)}")
+        if not 0.0 <= self.associative_share <= 1.0:
+            raise ConfigError(f"associative_share {self.associative_share}: must lie in [0, 1]")
+
+    @classmethod
+    def legacy(cls, **changes) -> "RetrievalSettings":
+        """The fusion before lanes (RRF everywhere, SceneCue RRF k0 = 30), for comparison."""
+        return cls(**{"fusion": "rrf", "cue_fusion": "rrf", **changes})
 
 
 @dataclass(frozen=True)

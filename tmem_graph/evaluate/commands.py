@@ -11,6 +11,7 @@ import click
 
 from .. import api
 from ..cli_base import _echo_json, _friendly, _store
+from ..config import CUE_FUSIONS, FUSIONS
 from ..errors import TmemError
 
 
@@ -30,7 +31,8 @@ def _budget(ctx: click.Context, param: click.Parameter, value: int | None) -> in
 
 def _budgets(memory) -> str:
     r = memory.settings.retrieval
-    return f"kT={r.k_topics} kS={r.k_scenes} kI={r.k_items}"
+    fusion = f"lanes (associative share {r.associative_share:g})" if r.fusion == "lanes" else r.fusion
+    return f"kT={r.k_topics} kS={r.k_scenes} kI={r.k_items}, fusion {fusion}, SceneCue {r.cue_fusion}"
 
 
 def _eval_options(fn):
@@ -53,6 +55,12 @@ def _eval_options(fn):
                      help="Scenes handed over per question (default 5)."),
         click.option("--k-items", type=click.IntRange(min=1), callback=_budget, expose_value=False,
                      help="Items handed over per question (default 15)."),
+        click.option("--fusion", type=click.Choice(FUSIONS), callback=_budget, expose_value=False,
+                     help="Final fusion of scenes and items (default lanes; rrf = the fusion before lanes)."),
+        click.option("--associative-share", type=click.FloatRange(0, 1), callback=_budget, expose_value=False,
+                     help="Share of kS and kI the associative lane keeps with --fusion lanes (default 0.4)."),
+        click.option("--cue-fusion", type=click.Choice(CUE_FUSIONS), callback=_budget, expose_value=False,
+                     help="How SceneCue fuses its channels (default strongest; rrf = the reference code)."),
     ]):
         fn = decorator(fn)
     return fn
@@ -246,29 +254,42 @@ def _judge_locomo_header(block: dict) -> str:
               help="Base LoCoMo conversation of the probes; repeat it, or 'all', for several "
                    "(one memory each: {sample} in --memory).")
 @_eval_options
+@click.option("--probes", "probes_path", type=click.Path(path_type=Path, dir_okay=False),
+              help="Score an imported memory on a probe file naming each probe's cue scene "
+                   "(shared/data/strong-triggers) instead of the stitched dev probes.")
 @click.option("--judge", is_flag=True, help=JUDGE_HELP)
 @click.pass_context
 @_friendly
 def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no_ablations, no_baselines, out_dir,
-                     as_json, judge):
+                     as_json, probes_path, judge):
     """LoCoMo-Plus cue recall (S@1, S@5 per relation type) for the probes of one or more base
-    conversations (each in its own memory); with --judge, the binary memory-awareness judge's
-    accuracy."""
+    conversations (each in its own memory), or of an imported memory with --probes; with
+    --judge, the binary memory-awareness judge's accuracy."""
     from . import data as ev, report, runner
 
+    clash = [o for o, v in (("--build", build), ("--sessions", sessions), ("--base", base != ("conv-26",)),
+                            ("--judge (a probe file has no query times)", judge)) if v]
+    if probes_path is not None and clash:
+        raise TmemError(f"--probes scores an imported memory as it is; drop {', '.join(clash)}")
     llm = _judge_llm(ctx, judge)
-    root = data_path or ev.data_dir()
-    samples, names = _samples(root, base, "--base")
-    position = {s.get("sample_id"): n for n, s in enumerate(samples)}
-    dev = ev.load(root / "locomo_plus_dev.json")
-    probes = {name: [ev.stitch(p, samples) for p in dev if p["index"] % len(samples) == position[name]][:limit]
-              for name in names}
-    memory_ids = _memory_ids(memory_id, names)
     store = _store(ctx)
-    if build:
-        for name in names:
-            _build(memory_ids[name], ev.build_steps(samples[position[name]], sessions, probes[name]), store, llm)
-    memories = _open(store, memory_ids)
+    if probes_path is not None:
+        memory_ids = {memory_id: _memory_ids(memory_id, [memory_id])[memory_id]}
+        memories = _open(store, memory_ids)
+        names = [memory_id]
+        probes = {memory_id: ev.probes_from_file(probes_path, memory_id, _scene_turns(memories[memory_id]))[:limit]}
+    else:
+        root = data_path or ev.data_dir()
+        samples, names = _samples(root, base, "--base")
+        position = {s.get("sample_id"): n for n, s in enumerate(samples)}
+        dev = ev.load(root / "locomo_plus_dev.json")
+        probes = {name: [ev.stitch(p, samples) for p in dev if p["index"] % len(samples) == position[name]][:limit]
+                  for name in names}
+        memory_ids = _memory_ids(memory_id, names)
+        if build:
+            for name in names:
+                _build(memory_ids[name], ev.build_steps(samples[position[name]], sessions, probes[name]), store, llm)
+        memories = _open(store, memory_ids)
     count = _tokenizer_count()
     systems = runner.ABLATION_SETS[:1] if no_ablations else runner.ABLATION_SETS
     rows, per_base = [], {}
@@ -279,10 +300,14 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
         per_base[name] = part["summary"]
     result = {"probes": rows, "summary": runner.summarise_plus(rows), "per_base": per_base}
     scope = _scope(names, memory_ids, memory_id, sessions)
-    _record(result, memories, scope, sessions, base=", ".join(names), bases=names)
+    _record(result, memories, scope, sessions, base=", ".join(names), bases=names,
+            probes_file=str(probes_path) if probes_path else None)
     out = out_dir or scope["out"]
-    header = (f"LoCoMo-Plus dev probes on {scope['where']} ({len(rows)} probes, all cues of a base in its memory, "
-              f"memory {scope['memory']}), encoder {result['encoder']}, cascade budgets {result['budgets']}: "
+    what = (f"probes of {probes_path} on memory {scope['memory']} ({len(rows)} probes, each naming its cue scene)"
+            if probes_path else
+            f"dev probes on {scope['where']} ({len(rows)} probes, all cues of a base in its memory, "
+            f"memory {scope['memory']})")
+    header = (f"LoCoMo-Plus {what}, encoder {result['encoder']}, cascade budgets {result['budgets']}: "
               "cascade = first recalled scene holding a cue turn; "
               "baselines = first cue turn among all turns")
     table = report.markdown_plus(result["summary"])
@@ -300,6 +325,15 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
     else:
         click.echo(header + "\n\n" + table)
         click.echo(f"\nreport in {out}/locomo_plus.md, .json, .png")
+
+
+def _scene_turns(memory) -> dict:
+    """Each scene of a memory with its turns, as the probe loader needs them."""
+    from ..construct.inputs import InputTurn
+
+    doc = memory.document()
+    turns = {t.id: InputTurn(t.speaker, t.text, t.time, None, t.id) for t in doc.turns}
+    return {s.id: [turns[t] for t in s.turn_ids] for s in doc.scenes}
 
 
 def _judge_plus(llm, memories: dict, probes: dict) -> dict:

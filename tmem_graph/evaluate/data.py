@@ -161,3 +161,42 @@ def stitch(probe: dict, samples: list[dict]) -> Probe:
     who, _, text = probe["trigger_query"].partition(":")
     return Probe(probe["index"], probe["relation_type"], base["sample_id"], cue, text.strip(),
                  speakers[who.strip()], query_time.isoformat())
+
+
+RELATIONS = ("causal", "state", "goal", "value")
+
+
+def probes_from_file(path: Path, memory_id: str, scene_turns: dict[str, list[InputTurn]]) -> list[Probe]:
+    """Probes of an imported memory from a probe file (shared/data/strong-triggers): a JSON list
+    of {memory_id, query, speaker, cue_scene, relation_type}; the entries of `memory_id` (an
+    entry without memory_id belongs to every memory), each cue the turns of its named scene.
+    Every problem is reported with the entry's position; none of them is skipped silently."""
+    entries = load(path)
+    problems: list[str] = []
+    probes: list[Probe] = []
+    for n, entry in enumerate(entries):
+        where = f"{path}[{n}]"
+        if not isinstance(entry, dict):
+            problems.append(f"{where}: expected an object")
+            continue
+        if entry.get("memory_id", memory_id) != memory_id:
+            continue
+        missing = [k for k in ("query", "cue_scene") if not isinstance(entry.get(k), str) or not entry[k].strip()]
+        if missing:
+            problems.append(f"{where}: missing or empty {', '.join(missing)}")
+            continue
+        relation = entry.get("relation_type", "causal")
+        if relation not in RELATIONS:
+            problems.append(f"{where}: relation_type {relation!r} is not one of {', '.join(RELATIONS)}")
+            continue
+        if entry["cue_scene"] not in scene_turns:
+            problems.append(f"{where}: memory {memory_id!r} has no scene {entry['cue_scene']!r}")
+            continue
+        speaker = entry.get("speaker")
+        probes.append(Probe(n, relation, memory_id, list(scene_turns[entry["cue_scene"]]), entry["query"].strip(),
+                            speaker if isinstance(speaker, str) and speaker.strip() else None, ""))
+    if problems:
+        raise ValidationError(problems)
+    if not probes:
+        raise ValidationError([f"{path}: no probe of memory {memory_id!r} in it"])
+    return probes

@@ -1,16 +1,10 @@
 """The T-Mem retrieval cascade: topic prefilter → scene selection (with SceneCue) → items
-(with TrigRecall) → persona. Each step is a named Cypher query; fusion is RRF in Python.
+(with TrigRecall) → persona. Each step is a named Cypher query run through the store; the
+choices between them (SceneCue, the scene and item fusion, TrigRecall's gate) are the pure
+functions of `select.py`, fed with the rankings the queries returned.
 
-The independent rankings of the first step run concurrently (one session each), so a
-recall costs three round trips to the database: rankings, scene pool, then scene details
-together with the item pool.
-
-Deviation from the reference code, on purpose: it reorders each fused pool with a
-cross-encoder reranker that no offline package provides here. Without one, scenes and items
-reached only through triggers would have no lexical score and sink under BM25 (see
-shared/docs/baselines.md), so the SceneCue ranking and the TrigRecall ranking take part in
-the final RRF of their layer as one more list ("cue" and "trigger"); `cue_in_fusion=False`
-gives the reference behaviour.
+The independent rankings of the first step run concurrently, so a recall costs three round
+trips to the database: rankings, scene pool, then scene details together with the item pool.
 """
 
 from __future__ import annotations
@@ -21,22 +15,15 @@ from typing import Iterable
 
 from ..config import RetrievalSettings
 from ..errors import TmemError
-from ..queries import query as cypher
 from ..store import ft_scope
-from .fuse import ranks_of, rrf
 from .lucene import scoped_query
-from .results import ABLATIONS, Recall, RecalledItem, RecalledScene
+from .results import ABLATIONS, Recall
+from .select import (ItemCandidates, SceneCandidates, best_view, scene_cue, select_items,
+                     select_scenes, top_topics, trig_recall)
 
 TOPIC_FIELDS = {"title": 2.0, "keywords_text": 1.0, "summary": 1.0}
 SCENE_FIELDS = {"title": 3.0, "summary": 2.0, "narrative": 1.0, "text": 1.0}
 ITEM_FIELDS = {"text": 1.0}
-CUE_CHANNELS = ("dialogue", "scene_trigger", "horizon")
-VIEW_VIA = {"concept": "entity", "bridge": "bridge", "joint": "joint"}
-
-
-def cosine(score: float) -> float:
-    """Neo4j reports cosine similarity mapped to [0, 1]; return the raw cosine in [-1, 1]."""
-    return 2.0 * score - 1.0
 
 
 def check_ablations(without: Iterable[str]) -> frozenset[str]:
@@ -48,16 +35,9 @@ def check_ablations(without: Iterable[str]) -> frozenset[str]:
     return names
 
 
-def _add(via: dict[str, list[str]], ids: Iterable[str], channel: str) -> None:
-    for key in ids:
-        channels = via.setdefault(key, [])
-        if channel not in channels:
-            channels.append(channel)
-
-
-def hosts_by_best_view(views: list[dict]) -> list[str]:
-    """Host ids ranked by their best trigger view (views arrive best first)."""
-    return list(dict.fromkeys(v["host_id"] for v in views))
+def scored(rows: list[dict]) -> list[tuple[str, float]]:
+    """(id, score) pairs of a ranking query's rows, best first."""
+    return [(r["id"], r["score"]) for r in rows]
 
 
 class Cascade:
@@ -72,12 +52,12 @@ class Cascade:
         self._pool.shutdown(wait=False)
 
     def _run(self, name: str, params: dict) -> list[dict]:
-        with self.store.session() as s:
-            return [r.data() for r in s.run(cypher(name), params)]
+        return self.store.run(name, **params)
 
     def recall(self, memory_id: str, query: str, vector: list[float], speaker: str | None = None,
-               without: Iterable[str] = ()) -> Recall:
-        """Evidence for `query` from one memory; `without` switches components off."""
+               without: Iterable[str] = (), trace: bool = False) -> Recall:
+        """Evidence for `query` from one memory; `without` switches components off; `trace`
+        keeps the candidates each layer fused (`Recall.trace`) for offline study."""
         off = check_ablations(without)
         cfg = self.cfg
         t0 = time.perf_counter()
@@ -117,17 +97,22 @@ class Cascade:
         if "persona" not in off:
             submit("persona", "retrieve/personas", speaker=speaker)
         got = {key: job.result() for key, job in jobs.items()}
-        ids = lambda key: [r["id"] for r in got.get(key, [])]  # noqa: E731
 
         result = Recall(memory_id, query, persona=got.get("persona", []))
+        traced: dict = {}
         scene_ids: list[str] = []
         if scenes_on:
-            result.scenes = self._select_scenes(memory_id, vector, off, got, ids)
+            cands = self._scene_candidates(memory_id, vector, off, got)
+            result.scenes = select_scenes(cands, cfg)
+            traced["scenes"] = cands
             scene_ids = [s.id for s in result.scenes]
             submit("scene_rows", "retrieve/scenes_fetch", ids=scene_ids)  # while items are chosen
         if items_on:
-            flat = {} if scenes_on else {"bm25": ids("item_bm25"), "dense": ids("item_dense")}
-            result.items = self._select_items(memory_id, vector, scene_ids, got, ids, flat)
+            flat = {} if scenes_on else {"bm25": scored(got.get("item_bm25", [])),
+                                         "dense": scored(got.get("item_dense", []))}
+            cands = self._item_candidates(memory_id, vector, scene_ids, got, flat)
+            result.items = select_items(cands, cfg)
+            traced["items"] = cands
         if scenes_on:
             rows = {r["id"]: r for r in jobs["scene_rows"].result()}
             for s in result.scenes:
@@ -135,82 +120,50 @@ class Cascade:
                 s.title, s.time, s.turns = row["title"], row["time"], row["turns"]
                 s.summary, s.narrative = row["summary"], row["narrative"]
         result.timings_ms["total"] = (time.perf_counter() - t0) * 1000
+        if trace:
+            result.trace = traced
         return result
 
-    # -- scene layer ---------------------------------------------------------------------------
-    def _select_scenes(self, memory_id, vector, off, got, ids) -> list[RecalledScene]:
+    def _scene_candidates(self, memory_id, vector, off, got) -> SceneCandidates:
+        """The scene layer's candidates: the rankings of the first round, SceneCue, then the
+        pool query (prefiltered topics' scenes ∪ scenes reached otherwise, exact cosine)."""
         cfg = self.cfg
         via: dict[str, list[str]] = {}
         topic_ids: list[str] = []
         if "topic_filter" not in off:
-            topics = rrf({"bm25": ids("topic_bm25"), "dense": ids("topic_dense")}, cfg.k0)
-            topic_ids = [t for t, _ in topics[:cfg.k_topics]]
+            topic_ids = top_topics(scored(got.get("topic_bm25", [])), scored(got.get("topic_dense", [])), cfg)
         else:  # no topic gate: the lexical and dense rankings over all scenes fill the pool
-            _add(via, ids("scene_bm25"), "bm25")
-            _add(via, ids("scene_dense"), "dense")
-
-        cue_lists = {"dialogue": ids("dialogue")}
+            for channel in ("bm25", "dense"):
+                for key, _ in scored(got.get(f"scene_{channel}", [])):
+                    via.setdefault(key, []).append(channel)
+        cue_lists = {"dialogue": scored(got.get("dialogue", []))}
         for channel in ("scene_trigger", "horizon"):
             if channel in got:
-                cue_lists[channel] = hosts_by_best_view(got[channel])
-        cue = [s for s, _ in rrf(cue_lists, cfg.cue_k0)[:cfg.cue_top]]
-        for s in cue:  # credit each channel that ranks it within the cue budget, else its best one
-            ranks = ranks_of(s, cue_lists)
-            strong = [c for c, r in ranks.items() if r <= cfg.cue_top]
-            for channel in strong or [min(ranks, key=ranks.get)]:
-                _add(via, [s], channel)
-
+                cue_lists[channel] = best_view(got[channel])
+        cue = scene_cue(cue_lists, cfg, via)
         rows = self._run("retrieve/scene_pool", {"memory_id": memory_id, "topic_ids": topic_ids,
                                                  "ids": list(via), "vector": vector})
         for r in rows:
             if r["by_topic"]:
                 via.setdefault(r["id"], []).insert(0, "topic")
-        final = {"bm25": [s for s in ids("scene_bm25") if s in via], "dense": [r["id"] for r in rows]}
-        if cue and cfg.cue_in_fusion:
-            final["cue"] = cue
-        rankings = {**cue_lists, **final}
-        return [RecalledScene(id=s, title=None, time=None, score=score, via=via[s],
-                              ranks=ranks_of(s, rankings), turns=[])
-                for s, score in rrf(final, cfg.k0)[:cfg.k_scenes]]
+        pool = {r["id"] for r in rows}
+        return SceneCandidates(bm25=[(s, v) for s, v in scored(got.get("scene_bm25", [])) if s in pool],
+                               dense=scored(rows), cue=cue, cue_lists=cue_lists, via=via)
 
-    # -- item layer ----------------------------------------------------------------------------
-    def _select_items(self, memory_id, vector, scene_ids, got, ids, flat) -> list[RecalledItem]:
-        cfg = self.cfg
+    def _item_candidates(self, memory_id, vector, scene_ids, got, flat) -> ItemCandidates:
+        """The item layer's candidates: the selected scenes' items ∪ TrigRecall (∪ flat search
+        without the scene layer), with the exact cosine of each."""
         via: dict[str, list[str]] = {}
         for channel, ranking in flat.items():
-            _add(via, ranking, channel)
-        trigger_ranking = self._trig_recall(got.get("item_views", []), via)
+            for key, _ in ranking:
+                via.setdefault(key, []).append(channel)
+        trigger = trig_recall(got.get("item_views", []), self.cfg, via)
         rows = self._run("retrieve/item_pool", {"memory_id": memory_id, "scene_ids": scene_ids,
                                                 "ids": list(via), "vector": vector})
-        if not rows:
-            return []
         for r in rows:
             if r["by_scene"]:
                 via.setdefault(r["id"], []).insert(0, "scene")
-        final = {"bm25": [i for i in ids("item_bm25") if i in via], "dense": [r["id"] for r in rows]}
-        if trigger_ranking and cfg.cue_in_fusion:
-            final["trigger"] = trigger_ranking
-        info = {r["id"]: r for r in rows}
-        return [RecalledItem(id=i, text=info[i]["text"], kind=info[i]["kind"],
-                             scene_ids=info[i]["scene_ids"], score=score, via=via[i],
-                             ranks=ranks_of(i, final), time=info[i]["time"])
-                for i, score in rrf(final, cfg.k0)[:cfg.k_items]]
-
-    def _trig_recall(self, views: list[dict], via: dict[str, list[str]]) -> list[str]:
-        """TrigRecall: the R best item triggers (each scored by its best view), gated at
-        cosine τ; returns their items, best first, and records the views that passed."""
-        cfg = self.cfg
-        best: dict[tuple[str, int], float] = {}
-        passed: dict[tuple[str, int], list[str]] = {}
-        for v in views:  # best first
-            key, cos = (v["host_id"], v["position"]), cosine(v["score"])
-            best.setdefault(key, cos)
-            if cos >= cfg.tau:
-                passed.setdefault(key, []).append(VIEW_VIA[v["channel"]])
-        ranking: list[str] = []
-        for key in sorted(best, key=lambda k: -best[k])[:cfg.r_trigger_items]:
-            for channel in passed.get(key, []):
-                _add(via, [key[0]], channel)
-                if key[0] not in ranking:
-                    ranking.append(key[0])
-        return ranking
+        pool = {r["id"] for r in rows}
+        return ItemCandidates(bm25=[(i, v) for i, v in scored(got.get("item_bm25", [])) if i in pool],
+                              dense=scored(rows), trigger=trigger, via=via,
+                              rows={r["id"]: r for r in rows})

@@ -19,6 +19,7 @@ class RecalledScene:
     turns: list[dict]
     summary: str | None = None
     narrative: str | None = None
+    lane: str | None = None   # "descriptive" or "associative" with the lanes fusion
 
 
 @dataclass
@@ -31,6 +32,7 @@ class RecalledItem:
     via: list[str]
     ranks: dict[str, int]
     time: str | None = None
+    lane: str | None = None
 
 
 @dataclass
@@ -41,6 +43,7 @@ class Recall:
     items: list[RecalledItem] = field(default_factory=list)
     persona: list[dict] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    trace: dict | None = field(default=None, repr=False)  # each layer's candidates (Cascade.recall trace=True)
 
     def to_json(self) -> dict:
         """The `tmem recall --json` object of shared/spec/cli.md (plus `ranks`, `summary`)."""

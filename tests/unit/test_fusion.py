@@ -1,0 +1,160 @@
+"""The cascade's fusion and selection rules on hand-made rankings (no database).
+
+The presence penalty: an associative target that SceneCue ranks first but that shares no word
+with the query has no BM25 rank, while ten scenes with an incidental lexical match each
+collect a BM25 term; plain RRF then drops the target out of the budget, the lanes keep it.
+"""
+
+import pytest
+
+from tmem_graph.config import RetrievalSettings
+from tmem_graph.errors import ConfigError
+from tmem_graph.retrieve.fuse import lanes, normalise, rrf, rrf_tail, standardise, strongest
+from tmem_graph.retrieve.select import (ItemCandidates, SceneCandidates, fuse_layer, scene_cue,
+                                        select_items, select_scenes, trig_recall)
+
+# ten lexical decoys d0..d9 and the associative target "cue": BM25 ranks only the decoys (the
+# target shares no word with the query), the pool cosine puts the target 8th, SceneCue puts it
+# far ahead of the decoys that also make its top 10
+DECOYS = [f"d{n}" for n in range(10)]
+BM25 = [(d, 10.0 - n) for n, d in enumerate(DECOYS)]
+DENSE = [(d, 0.80 - n / 100) for n, d in enumerate(DECOYS[:7])] + [("cue", 0.72)] + \
+    [(d, 0.70 - n / 100) for n, d in enumerate(DECOYS[7:])]
+CUE = [("cue", 3.0)] + [(d, 1.0 - n / 10) for n, d in enumerate(["d3", "d4", "d5", "d6", "d7", "d8", "d9", "d1", "d2"])]
+
+
+def ids(pairs):
+    return [k for k, *_ in pairs]
+
+
+def test_rrf_presence_penalty_drops_the_associative_target():
+    fused = ids(rrf({"bm25": ids(BM25), "dense": ids(DENSE), "cue": ids(CUE)}))
+    assert fused[-1] == "cue"  # first in SceneCue, yet last: every decoy is in one list more
+
+
+def test_the_fusions_that_fix_it_rank_the_target_higher():
+    def rank(fusion):
+        return ids(fuse_layer(BM25, DENSE, CUE, 11, RetrievalSettings(fusion=fusion))).index("cue") + 1
+
+    assert rank("rrf") == 11
+    assert rank("lanes") == 2 and rank("rrf_tail") < 11 and rank("score") < 11
+    # lanes: the descriptive lane keeps first place; the associative lane's best comes second
+    chosen = fuse_layer(BM25, DENSE, CUE, 5, RetrievalSettings())
+    assert chosen[0][0] == "d0" and chosen[0][2] == "descriptive"
+    assert chosen[1][0] == "cue" and chosen[1][2] == "associative"
+    assert [lane for *_, lane in chosen].count("associative") == 2  # 0.4 of 5
+
+
+def test_rrf_tail_counts_a_missing_entry_at_the_pool_end():
+    pool = ["a", "b", "c"]
+    fused = dict(rrf_tail({"x": ["a"], "y": ["b", "a"]}, pool, k0=60))
+    assert fused["a"] == pytest.approx(1 / 61 + 1 / 62)
+    assert fused["b"] == pytest.approx(1 / 64 + 1 / 61)
+    assert fused["c"] == pytest.approx(2 / 64)
+
+
+def test_rrf_weights_scale_a_list():
+    fused = dict(rrf({"x": ["a"], "y": ["b"]}, k0=60, weights={"y": 2.0}))
+    assert fused["b"] == pytest.approx(2 / 61) and fused["a"] == pytest.approx(1 / 61)
+
+
+def test_lanes_quotas_order_and_dedupe():
+    d, a = ["d1", "d2", "d3", "d4", "d5"], ["a1", "d2", "a2", "a3"]
+    assert lanes(d, a, 5, 0.4) == [("d1", "descriptive"), ("a1", "associative"), ("d2", "descriptive"),
+                                   ("a2", "associative"), ("d3", "descriptive")]
+    # share 0.6 of 5 = 3 associative places; "d2" counts once, in the lane that reached it first
+    assert ids(lanes(d, a, 5, 0.6)) == ["d1", "a1", "d2", "a2", "a3"]
+    # the first place is always descriptive, even when the share would take it
+    assert lanes(d, a, 1, 0.9) == [("d1", "descriptive")]
+    assert ids(lanes(d, a, 3, 1.0)) == ["d1", "a1", "d2"]  # the associative lane had a1, a2; d2 is its 2nd
+    assert ids(lanes(d, [], 3, 0.4)) == ["d1", "d2", "d3"]  # a dry lane leaves its places
+    assert ids(lanes(["d1"], a, 4, 0.4)) == ["d1", "a1", "d2", "a2"]
+    assert lanes([], [], 3, 0.4) == []
+    assert ids(lanes(d, a, 0, 0.4)) == []
+
+
+def test_standardise_and_normalise():
+    z = standardise([("a", 3.0), ("b", 1.0)])
+    assert z == {"a": pytest.approx(1.0), "b": pytest.approx(-1.0)}
+    assert standardise([("a", 0.5), ("b", 0.5)]) == {"a": 0.0, "b": 0.0}
+    assert standardise([]) == {}
+    assert normalise([("a", 4.0), ("b", 1.0)], floor=0.0) == {"a": 1.0, "b": 0.25}
+    assert normalise([("a", 4.0), ("b", 1.0)]) == {"a": 1.0, "b": 0.0}
+
+
+def test_strongest_lets_one_channel_decide_and_absence_costs_nothing():
+    # "h" stands out on horizon only; "x" is middling in both lists; RRF favours x (two lists)
+    lists = {"dialogue": [("x", 0.60), ("p", 0.59), ("q", 0.58), ("r", 0.57)],
+             "horizon": [("h", 0.90), ("x", 0.55), ("s", 0.54), ("t", 0.53)]}
+    assert ids(strongest(lists))[0] == "h"
+    assert ids(rrf({n: ids(r) for n, r in lists.items()}, 30))[0] == "x"
+
+
+def scene_candidates():
+    via = {k: ["topic"] for k in ids(DENSE)}
+    return SceneCandidates(bm25=BM25, dense=DENSE, cue=CUE, cue_lists={"dialogue": DENSE}, via=via)
+
+
+def test_select_scenes_records_lanes_ranks_and_budget():
+    scenes = select_scenes(scene_candidates(), RetrievalSettings(k_scenes=3))
+    assert [s.id for s in scenes] == ["d0", "cue", "d1"]
+    assert [s.lane for s in scenes] == ["descriptive", "associative", "descriptive"]
+    assert scenes[1].ranks == {"dialogue": 8, "dense": 8, "cue": 1}
+    legacy = select_scenes(scene_candidates(), RetrievalSettings.legacy(k_scenes=3))
+    assert all(s.lane is None for s in legacy) and "cue" not in [s.id for s in legacy]
+
+
+def test_scene_cue_fusions_and_via_credit():
+    lists = {"dialogue": [("a", 0.7), ("b", 0.6), ("x", 0.55), ("c", 0.5)],
+             "horizon": [("c", 0.9), ("b", 0.4), ("d", 0.38), ("e", 0.36), ("f", 0.34)]}
+    via = {}
+    cue = scene_cue(lists, RetrievalSettings(cue_top=2), via)
+    assert ids(cue)[0] == "c"
+    assert set(via) == set(ids(cue)[:2])
+    assert "horizon" in via["c"]
+    via_rrf = {}
+    assert ids(scene_cue(lists, RetrievalSettings(cue_fusion="rrf", cue_top=2), via_rrf))[:2] == ["b", "c"]
+
+
+def view(host, position, channel, cos):
+    return {"host_id": host, "position": position, "channel": channel, "score": (cos + 1) / 2}
+
+
+def test_trig_recall_takes_the_best_r_then_gates():
+    views = [view("i1", 0, "bridge", 0.9), view("i1", 0, "joint", 0.5), view("i2", 0, "concept", 0.6),
+             view("i3", 0, "bridge", 0.2), view("i4", 0, "bridge", 0.55)]
+    via = {}
+    got = trig_recall(views, RetrievalSettings(r_trigger_items=2, tau=0.35), via)
+    assert ids(got) == ["i1", "i2"]            # i4 passes the gate but is third: R = 2 cuts it first
+    assert got[0][1] == pytest.approx(0.9)
+    assert via == {"i1": ["bridge", "joint"], "i2": ["entity"]}
+    assert trig_recall(views, RetrievalSettings(tau=0.95), {}) == []
+
+
+def test_select_items_uses_the_trigger_lane():
+    rows = {k: {"text": k, "kind": "atomic", "scene_ids": ["s"], "time": None} for k in ["a", "b", "c", "t"]}
+    cands = ItemCandidates(bm25=[("a", 3.0), ("b", 2.0), ("c", 1.0)],
+                           dense=[("a", 0.9), ("b", 0.8), ("c", 0.7), ("t", 0.6)],
+                           trigger=[("t", 0.5)], via={k: ["scene"] for k in rows}, rows=rows)
+    items = select_items(cands, RetrievalSettings(k_items=3))
+    assert [i.id for i in items] == ["a", "t", "b"] and items[1].lane == "associative"
+    assert [i.id for i in select_items(cands, RetrievalSettings.legacy(k_items=3))] == ["a", "b", "t"]
+    assert select_items(ItemCandidates([], [], [], {}), RetrievalSettings()) == []
+
+
+@pytest.mark.parametrize("changes, message", [({"fusion": "borda"}, "fusion 'borda'"),
+                                              ({"cue_fusion": "max"}, "cue_fusion 'max'"),
+                                              ({"associative_share": 1.5}, "associative_share 1.5")])
+def test_settings_refuse_unknown_fusions(changes, message):
+    with pytest.raises(ConfigError, match=message):
+        RetrievalSettings(**changes)
+
+
+def test_lanes_scores_never_rise_down_the_list():
+    # the associative lane's second entry is the descriptive lane's second: dedupe, then a dry lane
+    dense = [(k, 0.9 - n / 100) for n, k in enumerate(["d1", "d2", "d3", "d4", "d5", "d6"])]
+    for cue in ([("d2", 1.0), ("d5", 0.5)], [("d4", 1.0)], []):
+        fused = fuse_layer([], dense, cue, 6, RetrievalSettings(associative_share=0.5))
+        scores = [score for _, score, _ in fused]
+        assert scores == sorted(scores, reverse=True), cue
+        assert len(fused) == 6

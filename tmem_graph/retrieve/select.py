@@ -1,0 +1,168 @@
+"""The cascade's choices as pure functions of the rankings its queries returned: the topic
+prefilter, SceneCue, TrigRecall's gate, and the final fusion of the scene and item layers.
+
+Nothing here touches the database, so every rule can be tested on hand-made rankings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..config import RetrievalSettings
+from .fuse import lanes, normalise, ranks_of, rrf, rrf_tail, score_fusion, strongest
+from .results import RecalledItem, RecalledScene
+
+Scored = list[tuple[str, float]]
+CUE_CHANNELS = ("dialogue", "scene_trigger", "horizon")
+VIEW_VIA = {"concept": "entity", "bridge": "bridge", "joint": "joint"}
+
+
+def cosine(score: float) -> float:
+    """Neo4j reports cosine similarity mapped to [0, 1]; return the raw cosine in [-1, 1]."""
+    return 2.0 * score - 1.0
+
+
+def _ids(ranking: Scored) -> list[str]:
+    return [key for key, _ in ranking]
+
+
+def _add(via: dict[str, list[str]], key: str, channel: str) -> None:
+    channels = via.setdefault(key, [])
+    if channel not in channels:
+        channels.append(channel)
+
+
+@dataclass
+class SceneCandidates:
+    """What the final scene fusion sees: the pool's lexical and dense rankings, SceneCue's
+    order and its channels (all (id, score), best first), and how each scene was reached."""
+
+    bm25: Scored
+    dense: Scored                     # every pool scene, cosine of its descriptive vector
+    cue: Scored                       # SceneCue order over every scene its channels found
+    cue_lists: dict[str, Scored]      # dialogue, scene_trigger, horizon (best view per scene)
+    via: dict[str, list[str]]
+
+    @property
+    def pool(self) -> list[str]:
+        return _ids(self.dense)
+
+
+@dataclass
+class ItemCandidates:
+    """What the final item fusion sees, as for scenes; `rows` holds each pool item's fields."""
+
+    bm25: Scored
+    dense: Scored
+    trigger: Scored                   # TrigRecall order (gated), best view cosine
+    via: dict[str, list[str]]
+    rows: dict[str, dict] = field(default_factory=dict)
+
+    @property
+    def pool(self) -> list[str]:
+        return _ids(self.dense)
+
+
+def top_topics(bm25: Scored, dense: Scored, cfg: RetrievalSettings) -> list[str]:
+    """The topic prefilter: RRF of the topics' BM25 and dense rankings, top k_topics."""
+    return [t for t, _ in rrf({"bm25": _ids(bm25), "dense": _ids(dense)}, cfg.k0)[:cfg.k_topics]]
+
+
+def best_view(views: list[dict]) -> Scored:
+    """Hosts ranked by their best trigger view, with that view's score (views arrive best first)."""
+    best: dict[str, float] = {}
+    for v in views:
+        best.setdefault(v["host_id"], v["score"])
+    return list(best.items())
+
+
+def scene_cue(cue_lists: dict[str, Scored], cfg: RetrievalSettings, via: dict[str, list[str]]) -> Scored:
+    """SceneCue: the dialogue, Scene-trigger and Horizon rankings fused over every scene they
+    found, by `cfg.cue_fusion` ("strongest": best standard score; "rrf": RRF with k0 = cue_k0).
+    The top `cue_top` join the pool, credited in `via` with each channel that ranks them
+    within `cue_top`, or, when only the fusion lifted them, their best."""
+    lists = {name: _ids(r) for name, r in cue_lists.items()}
+    cue = strongest(cue_lists) if cfg.cue_fusion == "strongest" else rrf(lists, cfg.cue_k0)
+    for key, _ in cue[:cfg.cue_top]:
+        ranks = ranks_of(key, lists)
+        strong = [c for c, r in ranks.items() if r <= cfg.cue_top]
+        for channel in strong or [min(ranks, key=ranks.get)]:
+            _add(via, key, channel)
+    return cue
+
+
+def trig_recall(views: list[dict], cfg: RetrievalSettings, via: dict[str, list[str]]) -> Scored:
+    """TrigRecall: the R best item triggers (each scored by its best view), gated at cosine τ;
+    returns their items with the best view's cosine, best first, and records the views that
+    passed in `via`."""
+    best: dict[tuple[str, int], float] = {}
+    passed: dict[tuple[str, int], list[str]] = {}
+    for v in views:  # best first
+        key, cos = (v["host_id"], v["position"]), cosine(v["score"])
+        best.setdefault(key, cos)
+        if cos >= cfg.tau:
+            passed.setdefault(key, []).append(VIEW_VIA[v["channel"]])
+    ranking: dict[str, float] = {}
+    for key in sorted(best, key=lambda k: -best[k])[:cfg.r_trigger_items]:
+        for channel in passed.get(key, []):
+            _add(via, key[0], channel)
+            ranking.setdefault(key[0], best[key])
+    return list(ranking.items())
+
+
+def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
+               cfg: RetrievalSettings) -> list[tuple[str, float, str | None]]:
+    """The final fusion of one layer with the strategy `cfg.fusion` (see fuse.py): the pool is
+    `dense` (every candidate has a cosine); `lexical` and `associative` rank parts of it.
+    Returns the top `k` as (id, score, lane), lane None unless the fusion is "lanes"."""
+    pool = _ids(dense)
+    lists = {"bm25": _ids(lexical), "dense": pool}
+    if cfg.cue_in_fusion and associative:
+        lists["cue"] = _ids(associative)
+    if cfg.fusion == "rrf":
+        return [(key, score, None) for key, score in rrf(lists, cfg.k0)[:k]]
+    if cfg.fusion == "rrf_tail":
+        return [(key, score, None) for key, score in rrf_tail(lists, pool, cfg.k0)[:k]]
+    if cfg.fusion == "score":
+        norm = {"bm25": normalise(lexical, floor=0.0), "dense": normalise(dense),
+                "cue": normalise(associative) if "cue" in lists else {}}
+        return [(key, score, None) for key, score in score_fusion(norm, pool)[:k]]
+    if cfg.fusion == "lanes":  # RRF of bm25 and dense is the descriptive lane
+        descriptive = _ids(rrf({"bm25": lists["bm25"], "dense": pool}, cfg.k0))
+        taken = {"descriptive": 0, "associative": 0}
+        out = []
+        for key, lane in lanes(descriptive, lists.get("cue", []), k, cfg.associative_share):
+            taken[lane] += 1  # score 1/(k0 + n) for a lane's n-th place: never rising down the list
+            out.append((key, 1.0 / (cfg.k0 + taken[lane]), lane))
+        return out
+    raise ValueError(f"unknown fusion {cfg.fusion!r}")
+
+
+def select_scenes(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene]:
+    """The top k_scenes of the pool by the final fusion, each with `via` and its ranks."""
+    pool = set(c.pool)
+    cue = [(s, v) for s, v in c.cue[:cfg.cue_top] if s in pool]
+    fused = fuse_layer(c.bm25, c.dense, cue, cfg.k_scenes, cfg)
+    rankings = {**{n: _ids(r) for n, r in c.cue_lists.items()},
+                "bm25": _ids(c.bm25), "dense": _ids(c.dense), "cue": _ids(cue)}
+    return [RecalledScene(id=s, title=None, time=None, score=score, via=c.via[s],
+                          ranks=ranks_of(s, {n: r for n, r in rankings.items() if r}), turns=[], lane=lane)
+            for s, score, lane in fused]
+
+
+def select_items(c: ItemCandidates, cfg: RetrievalSettings) -> list[RecalledItem]:
+    """The top k_items of the item pool by the final fusion, each with `via` and its ranks."""
+    if not c.dense:
+        return []
+    pool = set(c.pool)
+    trigger = [(i, v) for i, v in c.trigger if i in pool]
+    fused = fuse_layer(c.bm25, c.dense, trigger, cfg.k_items, cfg)
+    rankings = {"bm25": _ids(c.bm25), "dense": _ids(c.dense), "trigger": _ids(trigger)}
+    out = []
+    for i, score, lane in fused:
+        row = c.rows[i]
+        out.append(RecalledItem(id=i, text=row["text"], kind=row["kind"], scene_ids=row["scene_ids"],
+                                score=score, via=c.via[i],
+                                ranks=ranks_of(i, {n: r for n, r in rankings.items() if r}),
+                                time=row["time"], lane=lane))
+    return out
