@@ -31,8 +31,13 @@ def _budget(ctx: click.Context, param: click.Parameter, value: int | None) -> in
 
 def _budgets(memory) -> str:
     r = memory.settings.retrieval
+    return f"kT={r.k_topics} kS={r.k_scenes} kI={r.k_items}"
+
+
+def _fusion(memory) -> str:
+    r = memory.settings.retrieval
     fusion = f"lanes (associative share {r.associative_share:g})" if r.fusion == "lanes" else r.fusion
-    return f"kT={r.k_topics} kS={r.k_scenes} kI={r.k_items}, fusion {fusion}, SceneCue {r.cue_fusion}"
+    return f"{fusion}, SceneCue {r.cue_fusion}"
 
 
 def _eval_options(fn):
@@ -133,7 +138,7 @@ def _record(result: dict, memories: dict, scope: dict, sessions: int | None, **e
     result.update(**extra, sessions=sessions, memory_id=scope["memory"],
                   memories={n: m.id for n, m in memories.items()},
                   encoder=", ".join(sorted({m.encoder.name for m in memories.values()})),
-                  budgets=_budgets(first), command=" ".join(sys.argv))
+                  budgets=_budgets(first), fusion=_fusion(first), command=" ".join(sys.argv))
 
 
 JUDGE_HELP = ("Also answer with the configured LLM (TMEM_LLM_*) and grade the answers with an LLM judge "
@@ -211,7 +216,7 @@ def eval_locomo(ctx, sample, memory_id, data_path, build, sessions, limit, no_ab
     header = (f"LoCoMo {scope['where']}, memory {scope['memory']}, encoder {result['encoder']}: evidence recall "
               f"of {len(rows)} questions (categories 1-4"
               f"{', evidence within those sessions' if sessions else ''}); cascade budgets "
-              f"{result['budgets']}; baselines at each question's cascade token budget ("
+              f"{result['budgets']}, fusion {result['fusion']}; baselines at each question's cascade token budget ("
               + ("its evidence: scenes and items, the persona outside the budget as in the paper"
                  if budget_of == "evidence" else "its whole context block, persona included") + ")")
     table = report.markdown_locomo(result["summary"])
@@ -307,7 +312,8 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
             if probes_path else
             f"dev probes on {scope['where']} ({len(rows)} probes, all cues of a base in its memory, "
             f"memory {scope['memory']})")
-    header = (f"LoCoMo-Plus {what}, encoder {result['encoder']}, cascade budgets {result['budgets']}: "
+    header = (f"LoCoMo-Plus {what}, encoder {result['encoder']}, cascade budgets {result['budgets']}, "
+              f"fusion {result['fusion']}: "
               "cascade = first recalled scene holding a cue turn; "
               "baselines = first cue turn among all turns")
     table = report.markdown_plus(result["summary"])
