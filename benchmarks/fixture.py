@@ -1,0 +1,53 @@
+"""Keep an evaluation memory as a fixture in fixtures/, and load it again on any machine.
+
+    # after `tmem eval locomo-plus --memory conv26-local --base conv-26 --sessions 3 --build`
+    python -m benchmarks.fixture export conv26-local --sample conv-26 --plus-base conv-26 \\
+        -o fixtures/conv26-local.json
+    # on a fresh clone: the turns' texts come back from ../shared/data
+    python -m benchmarks.fixture import fixtures/conv26-local.json [--replace]
+
+The fixture is the memory's `tmem-memory/1` export with the turn texts the data folder holds
+stripped (tmem_graph/evaluate/fixtures.py); scenes, topics, items, triggers and personas, all
+written by the construction model, are kept whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from tmem_graph import api
+from tmem_graph.evaluate import fixtures
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    ex = sub.add_parser("export", help="write a memory as a fixture")
+    ex.add_argument("memory")
+    ex.add_argument("--sample", required=True, help="the LoCoMo conversation its turns come from")
+    ex.add_argument("--plus-base", help="the base of the LoCoMo-Plus cues stitched into it, if any")
+    ex.add_argument("-o", "--output", type=Path, required=True)
+    im = sub.add_parser("import", help="import a fixture, its texts re-attached from the data folder")
+    im.add_argument("fixture", type=Path)
+    im.add_argument("--replace", action="store_true")
+    args = ap.parse_args()
+
+    if args.command == "export":
+        document = api.Memory(args.memory).export()
+        fixture, stripped = fixtures.strip(document, args.sample, args.plus_base)
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(api.dumps(fixture), encoding="utf-8")
+        print(f"{args.output}: {len(document['turns'])} turns ({stripped} texts left to the data folder), "
+              f"{len(document['scenes'])} scenes, {len(document['items'])} items")
+    else:
+        document = fixtures.attach(json.loads(args.fixture.read_text(encoding="utf-8")))
+        memory, warnings = api.import_memory(document, replace=args.replace)
+        for w in warnings:
+            print(f"warning: {w}")
+        print(f"{memory.id}: {memory.stats()['scenes']} scenes imported")
+
+
+if __name__ == "__main__":
+    main()
