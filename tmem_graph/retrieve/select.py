@@ -13,7 +13,6 @@ from .fuse import lanes, normalise, ranks_of, rrf, rrf_tail, score_fusion, stron
 from .results import RecalledItem, RecalledScene
 
 Scored = list[tuple[str, float]]
-CUE_CHANNELS = ("dialogue", "scene_trigger", "horizon")
 VIEW_VIA = {"concept": "entity", "bridge": "bridge", "joint": "joint"}
 
 
