@@ -186,3 +186,46 @@ def test_build_goes_step_by_step_and_resumes(conv, store, encoder, tmp_path):
     finally:
         server.shutdown()
         store.drop(memory_id)
+
+
+def test_cli_scores_an_imported_memory_on_a_probe_file(store, encoder, team_doc, tmp_path):
+    """--probes: each probe names its cue scene; the figures are those of Memory.recall with the
+    chosen fusion, and entries of other memories are left out."""
+    from tmem_graph.config import RetrievalSettings
+
+    team_doc["memory_id"] = "test-eval-probes"
+    memory, _ = api.import_memory(team_doc, store=store, encoder=encoder, replace=True)
+    queries = [("Travelling for two weeks soon, who could mind things at home meanwhile?", "Bob", "s4", "goal"),
+               ("Can you suggest a good sushi place for our group outing?", "Alice", "s1", "causal"),
+               ("How is the marathon training going?", "Bob", "s2", "state")]
+    probes = [{"memory_id": memory.id, "query": q, "speaker": who, "cue_scene": cue, "relation_type": rel}
+              for q, who, cue, rel in queries]
+    probes.append({"memory_id": "another-memory", "query": "x", "cue_scene": "nowhere"})
+    path = tmp_path / "probes.json"
+    path.write_text(json.dumps(probes))
+    try:
+        for options, cfg in (((), RetrievalSettings(k_scenes=1)),
+                             (("--fusion", "rrf", "--cue-fusion", "rrf"), RetrievalSettings.legacy(k_scenes=1))):
+            out = _cli("locomo-plus", "--memory", memory.id, "--probes", str(path), "--k-scenes", "1",
+                       "--no-ablations", "--out", str(tmp_path / "out"), "--json", *options)
+            assert out.returncode == 0, out.stderr
+            report = json.loads((tmp_path / "out" / "locomo_plus.json").read_text())
+            assert len(report["probes"]) == 3 and report["probes_file"] == str(path)
+            assert report["fusion"].startswith("lanes" if not options else "rrf")
+            expected = [1 if memory.recall(q, speaker=who, settings=cfg).scenes[0].id == cue else None
+                        for q, who, cue, _ in queries]
+            assert [p["systems"]["full"] for p in report["probes"]] == expected
+            assert json.loads(out.stdout)["full"]["S@1"] == pytest.approx(sum(r == 1 for r in expected if r) / 3)
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps([probes[0], {**probes[1], "cue_scene": "s99"}, {"memory_id": memory.id}]))
+        out = _cli("locomo-plus", "--memory", memory.id, "--probes", str(bad), "--out", str(tmp_path / "bad"))
+        assert out.returncode == 1 and "Traceback" not in out.stderr
+        assert f"[1]: memory '{memory.id}' has no scene 's99'" in out.stderr and "2 more problems" not in out.stderr
+        assert "(and 1 more problems)" in out.stderr
+        clash = _cli("locomo-plus", "--memory", memory.id, "--probes", str(path), "--build", "--out", str(tmp_path / "c"))
+        assert clash.returncode == 1 and "drop --build" in clash.stderr
+        none = _cli("locomo-plus", "--memory", memory.id, "--probes", str(path.with_name("none.json")))
+        assert none.returncode == 1 and "no such file" in none.stderr
+        assert not (tmp_path / "bad").exists() and not (tmp_path / "c").exists()
+    finally:
+        memory.drop()
