@@ -71,10 +71,9 @@ def _eval_options(fn):
     return fn
 
 
-def _tokenizer_count():
-    from ..embeddings import get_encoder
-
-    tokenizer = get_encoder()._model.tokenizer
+def _tokenizer_count(memories: dict):
+    """Token counter of the memories' encoder (the configured one, checked by `_open`)."""
+    tokenizer = next(iter(memories.values())).encoder._model.tokenizer
     return lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
@@ -198,7 +197,7 @@ def eval_locomo(ctx, sample, memory_id, data_path, build, sessions, limit, no_ab
     repairs = ev.EvidenceRepairs()
     qas = {name: [q for q in ev.locomo_qas(by_id[name], repairs) if ev.within_sessions(q.evidence, sessions)][:limit]
            for name in names}
-    count = _tokenizer_count()
+    count = _tokenizer_count(memories)
     systems = runner.ABLATION_SETS[:1] if no_ablations else runner.ABLATION_SETS
     rows, per_sample = [], {}
     with click.progressbar(length=sum(map(len, qas.values())), label="questions", file=sys.stderr) as bar:
@@ -295,7 +294,7 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
             for name in names:
                 _build(memory_ids[name], ev.build_steps(samples[position[name]], sessions, probes[name]), store, llm)
         memories = _open(store, memory_ids)
-    count = _tokenizer_count()
+    count = _tokenizer_count(memories)
     systems = runner.ABLATION_SETS[:1] if no_ablations else runner.ABLATION_SETS
     rows, per_base = [], {}
     for name, memory in memories.items():
