@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .config import RetrievalSettings, Settings
 from .embeddings import Encoder, get_encoder
@@ -21,17 +23,40 @@ from .transfer import export_memory, import_memory as _import_memory
 if TYPE_CHECKING:
     from .llm.client import LLMClient
 
+RECALL_WORKERS = 6  # threads of a Memory's recalls (the first round runs up to 9 rankings at once)
+
 
 class Memory:
-    """One memory in a Neo4j database, addressed by its id."""
+    """One memory in a Neo4j database, addressed by its id.
+
+    A Memory made without a `store` opens its own and closes it in `close()` (or at the end of
+    `with Memory(...) as memory:`); a store passed in belongs to the caller. Its recalls share
+    one thread pool, started at the first recall.
+    """
 
     def __init__(self, memory_id: str, settings: Settings | None = None, store: Store | None = None,
                  encoder: Encoder | None = None):
         self.id = check_memory_id(memory_id)
+        self._owns_store = store is None
         self.store = store or Store(settings)
         self.settings = self.store.settings
         self._encoder = encoder
         self._encoder_checked = False
+        self._pool: ThreadPoolExecutor | None = None
+
+    def close(self) -> None:
+        """Stop the recall threads and close the store if this Memory opened it."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        if self._owns_store:
+            self.store.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     @property
     def encoder(self) -> Encoder:
@@ -62,11 +87,12 @@ class Memory:
         t0 = time.perf_counter()
         vector = self.encoder.encode([query])[0]
         encode_ms = (time.perf_counter() - t0) * 1000
-        cascade = Cascade(self.store, settings or self.settings.retrieval)
-        try:
-            result = cascade.recall(self.id, query, vector, speaker=speaker, without=without, trace=trace)
-        finally:
-            cascade.close()
+        if self.store.closed:
+            raise TmemError(f"memory {self.id!r}: its connection is closed")
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=RECALL_WORKERS, thread_name_prefix="tmem-recall")
+        cascade = Cascade(self.store, settings or self.settings.retrieval, pool=self._pool)
+        result = cascade.recall(self.id, query, vector, speaker=speaker, without=without, trace=trace)
         result.timings_ms = {"encode": encode_ms, "cascade": result.timings_ms["total"],
                              "total": encode_ms + result.timings_ms["total"]}
         return result
@@ -128,10 +154,18 @@ def import_memory(source: str | Path | dict | MemoryDoc, settings: Settings | No
         doc, warnings = parse_document(source)
     else:
         doc, warnings = load_file(source)
+    owned = store is None
     store = store or Store(settings)
-    encoder = encoder or get_encoder(store.settings.encoder)
-    _import_memory(store, doc, encoder, replace=replace, batch_size=store.settings.encode_batch)
-    return Memory(doc.memory_id, store=store, encoder=encoder), warnings
+    try:
+        encoder = encoder or get_encoder(store.settings.encoder)
+        _import_memory(store, doc, encoder, replace=replace, batch_size=store.settings.encode_batch)
+    except BaseException:
+        if owned:
+            store.close()
+        raise
+    memory = Memory(doc.memory_id, store=store, encoder=encoder)
+    memory._owns_store = owned  # the store opened here is the returned Memory's to close
+    return memory, warnings
 
 
 def ingest(memory_id: str, source, fmt: str | None = None, sample: str | None = None,
@@ -148,25 +182,36 @@ def ingest(memory_id: str, source, fmt: str | None = None, sample: str | None = 
 
     check_memory_id(memory_id)
     turns = source if isinstance(source, list) else read_conversation(source, fmt, sample)
-    store = store or Store(settings)
-    encoder = encoder or get_encoder(store.settings.encoder)
-    if llm is not None:
-        return Builder(store, llm, encoder, concurrency, progress).ingest(memory_id, turns)
-    with open_llm() as client:
-        return Builder(store, client, encoder, concurrency, progress).ingest(memory_id, turns)
+    with _borrowed(store, settings) as store:
+        encoder = encoder or get_encoder(store.settings.encoder)
+        if llm is not None:
+            return Builder(store, llm, encoder, concurrency, progress).ingest(memory_id, turns)
+        with open_llm() as client:
+            return Builder(store, client, encoder, concurrency, progress).ingest(memory_id, turns)
 
 
 def list_memories(settings: Settings | None = None, store: Store | None = None) -> list[dict[str, Any]]:
     """Every memory in the database with its object counts."""
-    return (store or Store(settings)).list_memories()
+    with _borrowed(store, settings) as store:
+        return store.list_memories()
 
 
 def apply_schema(settings: Settings | None = None, store: Store | None = None,
                  encoder: Encoder | None = None) -> list[str]:
     """Apply the schema migrations for the configured encoder's dimension; wait for indexes."""
-    store = store or Store(settings)
-    encoder = encoder or get_encoder(store.settings.encoder)
-    return store.apply_schema(encoder.dim)
+    with _borrowed(store, settings) as store:
+        encoder = encoder or get_encoder(store.settings.encoder)
+        return store.apply_schema(encoder.dim)
+
+
+@contextmanager
+def _borrowed(store: Store | None, settings: Settings | None) -> Iterator[Store]:
+    """The caller's store as it is, or a store of our own closed on the way out."""
+    if store is not None:
+        yield store
+        return
+    with Store(settings) as own:
+        yield own
 
 
 def dumps(document: dict) -> str:

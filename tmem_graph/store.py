@@ -41,9 +41,11 @@ class Store:
         except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
             raise DatabaseUnavailable(f"invalid Neo4j URI {self.settings.uri!r}: {exc}") from None
         self._checked = False
+        self.closed = False
 
     def close(self) -> None:
         self._driver.close()
+        self.closed = True
 
     def __enter__(self) -> "Store":
         return self
@@ -69,6 +71,8 @@ class Store:
 
     @contextmanager
     def session(self) -> Iterator[neo4j.Session]:
+        if self.closed:
+            raise TmemError(f"the connection to {self.settings.uri} is closed (its Memory or Store was closed)")
         self.check()
         with self._driver.session(database=self.settings.database) as s:
             yield s

@@ -185,3 +185,26 @@ def test_hostile_queries_return_normally(memory, query):
 def test_empty_query_is_an_error(memory):
     with pytest.raises(TmemError, match="empty"):
         memory.recall("   ")
+
+
+def test_a_memory_owns_its_store_and_one_thread_pool(memory, settings):
+    import threading
+
+    def recall_threads():
+        return sum(t.name.startswith("tmem-recall") for t in threading.enumerate())
+
+    before = recall_threads()
+    with api.Memory(memory.id, settings=settings) as own:
+        own.recall(DESCRIPTIVE_QUERY)
+        pool = own._pool
+        own.recall(BRIDGE_QUERY, without=["horizon"])
+        assert own._pool is pool and recall_threads() - before <= 6  # one pool for every recall
+    assert own.store.closed and recall_threads() == before
+    with pytest.raises(TmemError, match="is closed"):
+        own.recall(DESCRIPTIVE_QUERY)
+    assert own._pool is None and recall_threads() == before
+    lent = api.Memory(memory.id, store=memory.store)
+    lent.recall(DESCRIPTIVE_QUERY)
+    lent.close()
+    assert not memory.store.closed  # a store passed in is the caller's
+    assert scene_ids(memory.recall(DESCRIPTIVE_QUERY))[0] == "td-s4"

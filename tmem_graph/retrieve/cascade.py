@@ -43,13 +43,17 @@ def scored(rows: list[dict]) -> list[tuple[str, float]]:
 class Cascade:
     """Runs recalls against one database with one set of retrieval settings."""
 
-    def __init__(self, store, settings: RetrievalSettings, workers: int = 6):
+    def __init__(self, store, settings: RetrievalSettings, workers: int = 6,
+                 pool: ThreadPoolExecutor | None = None):
         self.store = store
         self.cfg = settings
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tmem-recall")
+        self._owns_pool = pool is None
+        self._pool = pool or ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tmem-recall")
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False)
+        """Stop the cascade's threads (unless the pool was lent to it)."""
+        if self._owns_pool:
+            self._pool.shutdown(wait=False)
 
     def _run(self, name: str, params: dict) -> list[dict]:
         return self.store.run(name, **params)
