@@ -41,3 +41,11 @@ class MemoryExists(TmemError):
 
 class EncoderMismatch(TmemError):
     """The configured encoder differs from the one a memory was built with."""
+
+
+class LeaseHeld(TmemError):
+    """Another writer holds the memory's write lease (tmem_graph/lease.py)."""
+
+
+class LeaseLost(TmemError):
+    """This writer's lease lapsed or was taken over before its write committed."""

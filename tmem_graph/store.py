@@ -171,9 +171,12 @@ class Store:
 
     def drop(self, memory_id: str) -> int:
         """Delete one memory and nothing else; return the number of nodes deleted."""
+        from .lease import WriteLease
+
         if not self.exists(memory_id):
             raise MemoryNotFound(f"no memory {memory_id!r} in {self.settings.uri}")
-        with self.transaction() as tx:
+        with WriteLease(self, memory_id, "drop") as lease, self.transaction() as tx:
+            lease.check_in(tx)
             return self.delete_in(tx, memory_id)
 
     def create_memory_in(self, tx: neo4j.Transaction, memory_id: str, encoder: str, dim: int,

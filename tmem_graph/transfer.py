@@ -19,6 +19,7 @@ from .model import (
     trigger_views_of_item,
     trigger_views_of_scene,
 )
+from .lease import WriteLease
 from .store import Store, ft_scope
 
 
@@ -64,11 +65,15 @@ def import_memory(store: Store, memory: MemoryDoc, encoder: Encoder, replace: bo
         raise MemoryExists(f"memory {memory.memory_id!r} already exists (use --replace to overwrite)")
     rows = memory_rows(memory, encoder, batch_size)
     m = memory.memory_id
-    with store.transaction() as tx:
-        if replace:
-            store.delete_in(tx, m)
-        store.create_memory_in(tx, m, encoder.name, encoder.dim, memory.speakers)
-        write_rows(store, tx, m, rows)
+    with WriteLease(store, m, "import") as lease:
+        if store.exists(m) and not replace:  # again, now that no one else may write it
+            raise MemoryExists(f"memory {m!r} already exists (use --replace to overwrite)")
+        with store.transaction() as tx:
+            lease.check_in(tx)
+            if replace:
+                store.delete_in(tx, m)
+            store.create_memory_in(tx, m, encoder.name, encoder.dim, memory.speakers)
+            write_rows(store, tx, m, rows)
     return memory.counts()
 
 

@@ -9,7 +9,7 @@ import pytest
 from tmem_graph.queries import cypher_root, names, query
 
 PACKAGE = Path(__file__).parents[2] / "tmem_graph"
-NAME = re.compile(r"""["']((?:store|retrieve|explore)/[a-z0-9_]+)["']""")
+NAME = re.compile(r"""["']((?:store|retrieve|explore|lease)/[a-z0-9_]+)["']""")
 
 
 def referenced_names() -> set[str]:

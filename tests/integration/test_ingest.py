@@ -255,3 +255,51 @@ def _replies_of(script):
     rec = Recorder()
     script(rec)
     return rec.script
+
+
+def test_two_processes_ingesting_one_memory_at_once_are_serialised(store, encoder, new_id, tmp_path):
+    """Two `tmem ingest` into one memory, started together: the write lease lets one build at a
+    time, so the memory equals a serial run in one order or the other (or the second writer is
+    refused with a message), and its export validates."""
+    import os
+    import subprocess
+    import sys
+
+    from benchmarks.ingest_cost import serve
+    from tmem_graph.memory_format import parse_document
+
+    tokenizer = encoder._model.tokenizer
+    server = serve(0.4, lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]))
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    lines = DIALOGUE.read_text().splitlines()
+    parts = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    parts[0].write_text("".join(line + "\n" for line in lines[:4]))
+    parts[1].write_text("".join(line + "\n" for line in lines[4:]))
+    try:
+        def run(memory_id, *files):
+            env = {**os.environ, "TMEM_LLM_BASE_URL": url, "TMEM_LLM_MODEL": "auto", "TMEM_LLM_CACHE": "off"}
+            procs = [subprocess.Popen([sys.executable, "-m", "tmem_graph.cli", "ingest", str(f), "--memory",
+                                       memory_id], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                     for f in files]
+            return [(p.wait(timeout=600), p.stderr.read()) for p in procs]
+
+        serial = {}
+        for order in ((0, 1), (1, 0)):
+            ref = new_id("lease-ref")
+            for n in order:
+                assert run(ref, parts[n])[0][0] == 0
+            serial[order] = {**api.Memory(ref, store=store).export(), "memory_id": None}
+        together = new_id("lease-both")
+        outcomes = run(together, *parts)
+        codes = [code for code, _ in outcomes]
+        got = api.Memory(together, store=store).export()
+        parse_document(got)  # the export validates (a merged memory did not)
+        if codes == [0, 0]:
+            assert {**got, "memory_id": None} in serial.values()
+        else:
+            assert sorted(codes) == [0, 1], outcomes
+            refused = next(err for code, err in outcomes if code == 1)
+            assert "is being written by ingest" in refused and "Traceback" not in refused
+            assert len(got["turns"]) == 4 if codes[0] == 0 else len(got["turns"]) == len(lines) - 4
+    finally:
+        server.shutdown()

@@ -18,6 +18,7 @@ from typing import Callable, Iterable, TypeVar
 
 from ..embeddings import Encoder
 from ..errors import EncoderMismatch, MemoryNotFound
+from ..lease import WriteLease
 from ..llm.client import LLMClient
 from ..memory_format import check_memory_id
 from ..model import Item, MemoryDoc, Persona, Scene, Turn
@@ -98,9 +99,15 @@ class Builder:
         return out
 
     def ingest(self, memory_id: str, incoming: list[InputTurn]) -> IngestReport:
-        """Build the memory, or extend it with the turns it does not hold yet."""
+        """Build the memory, or extend it with the turns it does not hold yet, holding the
+        memory's write lease from the first read to the commit (ids are chosen under it)."""
         check_memory_id(memory_id)
         self.store.require_schema(self.encoder.dim)
+        with WriteLease(self.store, memory_id, "ingest") as lease:
+            self._lease = lease
+            return self._ingest(memory_id, incoming)
+
+    def _ingest(self, memory_id: str, incoming: list[InputTurn]) -> IngestReport:
         self._ledger_start = {k: dict(vars(v)) for k, v in self.llm.ledger.items()}
         old = self._existing(memory_id)
         report = IngestReport(memory_id)
@@ -185,6 +192,7 @@ class Builder:
         m = delta.memory_id
         ledger = self._merged_ledger(m)
         with self.store.transaction() as tx:
+            self._lease.check_in(tx)
             if not old.turns and not self.store.exists(m):
                 self.store.create_memory_in(tx, m, self.encoder.name, self.encoder.dim, delta.speakers)
             write_rows(self.store, tx, m, rows)

@@ -1,0 +1,109 @@
+"""One writer per memory: a write lease held in Neo4j.
+
+Every writer of a memory (`ingest`, `import --replace`, `drop`) takes the memory's lease before
+it reads what it will extend and keeps it until its write transaction has committed. A second
+writer waits a bounded time, then fails with a message naming the holder; nothing it would
+have written is written. The lease expires `ttl` seconds after its last renewal, and a thread
+renews it while the writer works, so a killed writer's lease lapses and the next writer takes
+it over; a writer on the same host whose process is gone is taken over at once (so a killed
+`tmem ingest` can be re-run straight away). The write transaction itself checks, under a lock, that the lease is still its own,
+so a writer that lost its lease (a pause longer than the ttl) writes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+from datetime import datetime, timezone
+
+from .errors import LeaseHeld, LeaseLost, TmemError
+
+DEFAULT_TTL_S = 60.0
+
+
+def _when(ms: int | None) -> str:
+    if ms is None:
+        return "?"
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="seconds")
+
+
+def _alive(pid) -> bool:
+    """Whether a process of this host with that id runs (a pid we cannot signal counts as alive)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+class WriteLease:
+    """`with WriteLease(store, memory_id, "ingest"):` holds the memory's lease for the block.
+
+    `wait_s` bounds how long a second writer waits for the lease (polling every `poll_s`).
+    """
+
+    def __init__(self, store, memory_id: str, what: str, ttl_s: float = DEFAULT_TTL_S,
+                 wait_s: float = 10.0, poll_s: float = 0.5):
+        self.store, self.memory_id = store, memory_id
+        self.token = uuid.uuid4().hex
+        self.host, self.pid = socket.gethostname(), os.getpid()
+        self.holder = f"{what} (pid {self.pid} on {self.host})"
+        self.ttl_ms = int(ttl_s * 1000)
+        self.wait_s, self.poll_s = wait_s, poll_s
+        self._stop = threading.Event()
+        self._renewer: threading.Thread | None = None
+        self.lost = False
+
+    def __enter__(self) -> "WriteLease":
+        deadline = time.monotonic() + self.wait_s
+        who = {"memory_id": self.memory_id, "token": self.token, "holder": self.holder, "host": self.host,
+               "pid": self.pid, "ttl_ms": self.ttl_ms}
+        while True:
+            row = self.store.run("lease/acquire", **who)[0]
+            if row["acquired"]:
+                break
+            if row["host"] == self.host and not _alive(row["pid"]):
+                if self.store.run("lease/take_over", stale=row["token"], **who)[0]["acquired"]:
+                    break
+                continue
+            if time.monotonic() >= deadline:
+                raise LeaseHeld(f"memory {self.memory_id!r} is being written by {row['holder']} since "
+                                f"{_when(row['since'])} (its lease runs to {_when(row['expires_at'])} unless "
+                                "renewed); try again when that writer has finished")
+            time.sleep(self.poll_s)
+        self._renewer = threading.Thread(target=self._renew, name="tmem-lease", daemon=True)
+        self._renewer.start()
+        return self
+
+    def _renew(self) -> None:
+        while not self._stop.wait(self.ttl_ms / 3000):
+            try:
+                rows = self.store.run("lease/renew", memory_id=self.memory_id, token=self.token, ttl_ms=self.ttl_ms)
+            except TmemError:
+                continue  # the database is away; the write's own check decides
+            if not rows:
+                self.lost = True
+                return
+
+    def check_in(self, tx) -> None:
+        """Inside the write transaction: raise LeaseLost unless the lease is still this writer's."""
+        if not self.store.tx_run(tx, "lease/check", memory_id=self.memory_id, token=self.token,
+                                 ttl_ms=self.ttl_ms)[0]["held"]:
+            raise LeaseLost(f"memory {self.memory_id!r}: this writer's lease lapsed or was taken over "
+                            "before its write; nothing was written, run it again")
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._renewer is not None:
+            self._renewer.join()
+        try:
+            self.store.run("lease/release", memory_id=self.memory_id, token=self.token)
+        except TmemError:
+            pass  # the lease lapses on its own
