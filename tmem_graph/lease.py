@@ -59,7 +59,6 @@ class WriteLease:
         self.wait_s, self.poll_s = wait_s, poll_s
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
-        self.lost = False
 
     def __enter__(self) -> "WriteLease":
         deadline = time.monotonic() + self.wait_s
@@ -89,8 +88,7 @@ class WriteLease:
             except TmemError:
                 continue  # the database is away; the write's own check decides
             if not rows:
-                self.lost = True
-                return
+                return  # no longer ours: the write's check_in refuses
 
     def check_in(self, tx) -> None:
         """Inside the write transaction: raise LeaseLost unless the lease is still this writer's."""

@@ -14,6 +14,7 @@ from neo4j.exceptions import AuthError, ClientError, Neo4jError, ServiceUnavaila
 
 from .config import Settings
 from .errors import DatabaseUnavailable, MemoryExists, MemoryNotFound, TmemError
+from .lease import WriteLease
 from .queries import names, query
 
 WRITE_BATCH = 500
@@ -171,8 +172,6 @@ class Store:
 
     def drop(self, memory_id: str) -> int:
         """Delete one memory and nothing else; return the number of nodes deleted."""
-        from .lease import WriteLease
-
         if not self.exists(memory_id):
             raise MemoryNotFound(f"no memory {memory_id!r} in {self.settings.uri}")
         with WriteLease(self, memory_id, "drop") as lease, self.transaction() as tx:

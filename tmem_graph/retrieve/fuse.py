@@ -11,7 +11,7 @@ term it lacks. The fusions below differ in how they treat that absence:
 
 - `rrf`: plain RRF (the reference code's fusion, which then reranks with a cross-encoder);
 - `rrf_tail`: RRF where a pool member a list does not rank counts at the pool's last rank;
-- `score`: weighted sum of per-list normalised scores, absent = 0 (a weak lexical match
+- `score`: sum of per-list normalised scores, absent = 0 (a weak lexical match
   earns little, not a full term);
 - `lanes`: a descriptive fusion and an associative ranking each keep a share of the budget.
 
@@ -53,15 +53,13 @@ def rrf(rankings: Mapping[str, Sequence[str]], k0: int = 60,
     return _ordered(scores, _first_seen(*rankings.values()))
 
 
-def rrf_tail(rankings: Mapping[str, Sequence[str]], pool: Sequence[str], k0: int = 60,
-             weights: Mapping[str, float] | None = None) -> list[tuple[str, float]]:
+def rrf_tail(rankings: Mapping[str, Sequence[str]], pool: Sequence[str], k0: int = 60) -> list[tuple[str, float]]:
     """RRF over `pool` where a member missing from a list counts at rank len(pool) + 1 there."""
     tail = len(pool) + 1
     positions = {name: {key: n for n, key in enumerate(ranking, start=1)} for name, ranking in rankings.items()}
     scores = {}
     for key in pool:
-        scores[key] = sum((1.0 if weights is None else weights.get(name, 1.0)) / (k0 + ranks.get(key, tail))
-                          for name, ranks in positions.items())
+        scores[key] = sum(1.0 / (k0 + ranks.get(key, tail)) for ranks in positions.values())
     return _ordered(scores, _first_seen(*rankings.values(), pool))
 
 
@@ -99,13 +97,10 @@ def strongest(lists: Mapping[str, Scored]) -> list[tuple[str, float]]:
     return _ordered(best, _first_seen(*([k for k, _ in r] for r in lists.values())))
 
 
-def score_fusion(lists: Mapping[str, Mapping[str, float]], pool: Sequence[str],
-                 weights: Mapping[str, float] | None = None) -> list[tuple[str, float]]:
-    """Weighted sum of normalised scores (`normalise`) over `pool`; a list that does not score
-    a member adds 0 for it."""
-    scores = {key: sum((1.0 if weights is None else weights.get(name, 1.0)) * scored.get(key, 0.0)
-                       for name, scored in lists.items())
-              for key in pool}
+def score_fusion(lists: Mapping[str, Mapping[str, float]], pool: Sequence[str]) -> list[tuple[str, float]]:
+    """Sum of normalised scores (`normalise`) over `pool`; a list that does not score a member
+    adds 0 for it."""
+    scores = {key: sum(scored.get(key, 0.0) for scored in lists.values()) for key in pool}
     return _ordered(scores, _first_seen(pool))
 
 
