@@ -17,7 +17,7 @@ import json
 import statistics
 from pathlib import Path
 
-from tmem_graph.embeddings import get_encoder
+from tmem_graph.encode import get_encoder
 
 DATA = Path(__file__).parent / "data" / "tau_pairs.json"
 

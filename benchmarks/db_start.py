@@ -1,4 +1,4 @@
-"""Start and stop times of the local Neo4j server (`tmem_graph.server.LocalServer`).
+"""Start and stop times of the local Neo4j server (`tmem_graph.local.neo4j.LocalServer`).
 
 cold  a fresh, empty data dir: `provision()` (mvn copies the jars into `lib-<version>/`; with
       the jars already in ~/.m2 that is a local copy, no download) then the first start, which
@@ -19,39 +19,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import datetime as dt
 
-from tmem_graph import jvm
-from tmem_graph.server import LocalServer, find_java
+from benchmarks._common import du, load_average, machine
+from tmem_graph.local import java as jvm
+from tmem_graph.local.neo4j import LocalServer, find_java
 
 PROTECTED_PORTS = {7687, 7688, 7689}
-
-
-def load_average() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
-
-
-def machine() -> dict:
-    return {"cpus": os.cpu_count(), "platform": platform.platform(), "python": sys.version.split()[0],
-            "mem_total_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)}
-
-
-def du(path: Path) -> int:
-    total = 0
-    for root, _, files in os.walk(path):
-        for f in files:
-            try:
-                total += os.lstat(os.path.join(root, f)).st_size
-            except OSError:
-                pass
-    return total
 
 
 def logged_started(server: LocalServer, since: float) -> float | None:

@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 
 from benchmarks.recall_latency import QUERIES
-from benchmarks.synthetic import synthetic_memory
+from tests.fixtures.synthetic import synthetic_memory
+from benchmarks._common import pct
 from tmem_graph import api
 from tmem_graph.config import Settings
 from tmem_graph.retrieve.cascade import Cascade
@@ -45,11 +46,6 @@ def package_at(ref: str, into: Path, name: str = "tmem_before"):
     (into / "tmem_graph").rename(into / name)
     sys.path.insert(0, str(into))
     return importlib.import_module(f"{name}.retrieve.cascade"), importlib.import_module(f"{name}.store")
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(p * (len(ordered) - 1) + 0.5))]
 
 
 def main() -> None:
@@ -94,10 +90,10 @@ def main() -> None:
             fusion_us.append((time.perf_counter() - t0) * 1e6)
     memory.drop()
 
-    summary = {name: {"median_ms": statistics.median(v), "p95_ms": pct(v, 0.95)} for name, v in times.items()}
+    summary = {name: {"median_ms": statistics.median(v), "p95_ms": pct(v, 95)} for name, v in times.items()}
     summary["ratio_median_after_over_before"] = summary["after"]["median_ms"] / summary["before"]["median_ms"]
     summary["ratio_p95_after_over_before"] = summary["after"]["p95_ms"] / summary["before"]["p95_ms"]
-    summary["fusion_step_us"] = {"median": statistics.median(fusion_us), "p95": pct(fusion_us, 0.95)}
+    summary["fusion_step_us"] = {"median": statistics.median(fusion_us), "p95": pct(fusion_us, 95)}
     args.out.write_text(json.dumps({"before": args.before, "queries": len(queries), "summary": summary,
                                     "times_ms": times}, indent=2))
     print(f"{len(queries)} queries, interleaved; before = {args.before}, after = this checkout")

@@ -31,12 +31,13 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from benchmarks.synthetic import synthetic_memory
+from tests.fixtures.synthetic import synthetic_memory
+from benchmarks._common import du, load_average, proc_status
 from tmem_graph.api import import_memory
 from tmem_graph.config import Settings
-from tmem_graph.embeddings import Encoder, get_encoder
-from tmem_graph.memory_format import parse_document
-from tmem_graph.server import LocalServer
+from tmem_graph.encode import Encoder, get_encoder
+from tmem_graph.format import parse_document
+from tmem_graph.local.neo4j import LocalServer
 from tmem_graph.store import Store
 
 PROTECTED_PORTS = {7687, 7688, 7689}
@@ -136,7 +137,7 @@ def profile_writes(store: Store, parsed, encoder: Encoder, batch: int = 500) -> 
     """The import's write queries in its own situation: the same rows, in the same order
     (a mirror of tmem_graph.transfer.write_rows), in one transaction on this (fresh) database;
     each query's second batch runs under PROFILE. Rolled back at the end."""
-    from tmem_graph.queries import query
+    from tmem_graph.store.queries import query
     from tmem_graph.store import ft_scope
     from tmem_graph.transfer import memory_rows
 
@@ -201,29 +202,6 @@ def load_vectors(path: Path) -> dict[str, list[float]]:
 
     data = np.load(path, allow_pickle=True)
     return dict(zip(data["texts"].tolist(), data["vectors"].astype("float64").tolist()))
-
-
-def proc_status(pid: int | str, *keys: str) -> dict[str, int]:
-    """Selected kB fields of /proc/<pid>/status, in bytes."""
-    out = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        k, _, v = line.partition(":")
-        if k in keys:
-            out[k] = int(v.split()[0]) * 1024
-    return out
-
-
-def du(path: Path) -> int:
-    total = 0
-    for root, _, files in os.walk(path):
-        for f in files:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(root, f)).st_size
-    return total
-
-
-def load_average() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 def mib(n: float) -> str:

@@ -8,7 +8,7 @@ schema-valid reply for every stage (segmentation every ~8 turns, one topic per 3
 Horizon projections per scene) after sleeping `--latency` seconds. Tokens are counted with
 the encoder's WordPiece tokenizer (all-MiniLM-L6-v2), not the LLM's.
 
-    python benchmarks/ingest_cost.py --uri bolt://127.0.0.1:7689 --sample conv-26 \
+    python -m benchmarks.ingest_cost --uri bolt://127.0.0.1:7689 --sample conv-26 \
         --latency 1 --concurrency 1 8 --out /tmp/ingest_cost.json
 """
 
@@ -16,86 +16,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from tmem_graph import api
 from tmem_graph.config import Settings
 from tmem_graph.construct.inputs import read_conversation
-from tmem_graph.embeddings import get_encoder
+from tmem_graph.encode import get_encoder
 from tmem_graph.llm.client import LLMClient, LLMSettings
 from tmem_graph.store import Store
+from tests.fixtures.auto_llm import serve
 
 def _data() -> Path:
     from tmem_graph.evaluate.data import data_dir
 
     return data_dir() / "locomo10.json"
-
-
-def auto_reply(prompt: str) -> dict:
-    """A schema-valid reply for whichever stage `prompt` belongs to."""
-    if "New turns, numbered" in prompt:
-        numbers = [int(n) for n in re.findall(r"^\[(\d+)\] ", prompt.split("New turns, numbered:")[1], re.M)]
-        return {"starts": [n for n in numbers if n in (1, 9) and len(numbers) >= n]}
-    if "Describe this scene" in prompt:
-        first = re.search(r"\] (\w+): (.{0,60})", prompt)
-        who, what = (first.group(1), first.group(2)) if first else ("Someone", "something")
-        return {"title": f"{who} talks about {what}", "summary": f"{who} said {what}. " * 2,
-                "narrative": f"In this scene {who} explained {what} at length. " * 3}
-    if "For every topic listed below say whether" in prompt:
-        ids = re.findall(r"^- (t\d+): ", prompt, re.M)
-        title = re.search(r"Title: (.*)", prompt).group(1)
-        pick = ids[hash(title) % len(ids)] if sum(map(ord, title)) % 3 else None
-        return {"results": [{"topic_id": i, "match": i == pick} for i in ids]}
-    if "starts a new topic" in prompt or "A new scene joined it" in prompt:
-        title = re.search(r"Title: (.*)", prompt).group(1)[:40]
-        return {"title": f"Thread: {title}", "keywords": title.lower().split()[:12]}
-    if "Scenes to extract from" in prompt:
-        block = prompt.split("Scenes to extract from:")[1].split("Earlier scenes of the topic")[0]
-        ids = re.findall(r"--- scene (\S+) ", block)
-        items = [{"text": f"Fact {k} of scene {s}: someone did something memorable.", "scene_ids": [s]}
-                 for s in ids for k in range(3)]
-        items += [{"text": f"Scenes {a} and {b} are linked.", "scene_ids": [a, b]} for a, b in zip(ids, ids[1:])]
-        return {"items": items}
-    if "Fact: " in prompt:
-        return {"triggers": [{"concept": f"concept {k}", "bridge": f"a later situation {k}",
-                              "rationale": "because it matters"} for k in range(3)]}
-    if "Read this scene" in prompt:
-        return {"situation": "a chat", "object": "a plan", "event": "sharing news", "emotion": "joy",
-                "horizon": {c: f"a future {c} moment" for c in
-                            ("personal_arc", "avoidance_habit", "goal_arc", "belief_in_action", "legacy_anchor")}}
-    if "Keep a profile of" in prompt:
-        return {"summary": "A person who talks about many things. " * 5}
-    raise ValueError("unknown stage")
-
-
-def serve(latency: float, count):
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            prompt = "\n".join(m["content"] for m in body["messages"])
-            reply = json.dumps(auto_reply(prompt))
-            time.sleep(latency)
-            data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                               "choices": [{"index": 0, "finish_reason": "stop",
-                                            "message": {"role": "assistant", "content": reply}}],
-                               "usage": {"prompt_tokens": count(prompt), "completion_tokens": count(reply),
-                                         "total_tokens": count(prompt) + count(reply)}}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
 
 
 def main() -> None:

@@ -24,9 +24,11 @@ import time
 from pathlib import Path
 
 from tmem_graph import api
-from tmem_graph.embeddings import get_encoder
+from tmem_graph.config import Settings
+from tmem_graph.encode import get_encoder
 from tmem_graph.evaluate import data as ev
 from tmem_graph.llm.factory import open_llm
+from tmem_graph.local import enable_local_llm
 from tmem_graph.store import Store
 from tmem_graph.transfer import export_memory
 
@@ -78,9 +80,10 @@ def main() -> None:
                   if p["index"] % len(samples) == position]
     steps = ev.build_steps(samples[position], args.sessions, probes, args.probes_per_step)
 
-    store = Store()
+    store = Store(Settings.from_env())
     encoder = get_encoder(store.settings.encoder)
     args.log.parent.mkdir(parents=True, exist_ok=True)
+    enable_local_llm()
     with open_llm() as llm:
         for name, step_turns in steps:
             before = {k: dict(vars(v)) for k, v in llm.ledger.items()}

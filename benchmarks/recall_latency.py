@@ -23,7 +23,6 @@ the cascade, PROFILE of the slowest queries on both servers, and isolation check
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import os
@@ -38,16 +37,15 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
-
-from benchmarks.synthetic import synthetic_memory
+from benchmarks._common import du, load_average, pct, proc_status
+from tests.fixtures.synthetic import synthetic_memory
 from tmem_graph.api import Memory, import_memory
 from tmem_graph.config import Settings
-from tmem_graph.embeddings import Encoder, get_encoder
-from tmem_graph.memory_format import parse_document
-from tmem_graph.queries import query as cypher_text
+from tmem_graph.encode import Encoder, get_encoder
+from tmem_graph.format import parse_document
+from tmem_graph.store.queries import query as cypher_text
 from tmem_graph.retrieve.cascade import Cascade
-from tmem_graph.server import LocalServer
+from tmem_graph.local.neo4j import LocalServer
 from tmem_graph.store import Store, ft_scope
 
 PROTECTED_PORTS = {7687, 7688, 7689}
@@ -258,27 +256,30 @@ class TimedCascade(Cascade):
         self._t0 = 0.0
         self._marks: dict[str, float] = {}
         self._current: list[tuple[str, float]] = []
+        self._mine = threading.local()
+        self.store.query_listeners.append(self._timed)
 
     def _run(self, name, params):
-        # the product's Cascade._run (one session per query, every record read), plus timings
-        t0 = time.perf_counter()
-        with self.store.session() as s:
-            res = s.run(cypher_text(name), params)
-            rows = [r.data() for r in res]
-            summ = res.consume()
-        dt = (time.perf_counter() - t0) * 1000
-        if self.recording:
+        # the product's Cascade._run; the store's listener times it (and no other user's queries)
+        self._mine.active = True
+        try:
+            return super()._run(name, params)
+        finally:
+            self._mine.active = False
+
+    def _timed(self, name, params, wall_ms, server_ms):
+        # every named query the store runs for this cascade, with the client and server times
+        if self.recording and getattr(self._mine, "active", False):
             key = name  # one key per use: the trigger family, or the kind the full-text query is scoped to
             if "family" in params:
                 key += f"[{params['family']}]"
             elif "lucene" in params:
                 key += "[" + re.match(r"\+ft_scope:(topic|scene|item)", params["lucene"]).group(1) + "]"
             with self._lock:
-                self._current.append((name, (summ.result_available_after or 0) + (summ.result_consumed_after or 0)))
-                self.times[key].append(dt)
-                self.server[key].append((summ.result_available_after or 0) + (summ.result_consumed_after or 0))
+                self._current.append((name, server_ms))
+                self.times[key].append(wall_ms)
+                self.server[key].append(server_ms)
                 self.first_params.setdefault(key, params)
-        return rows
 
     def recall(self, *a, **kw):
         self._marks = {}
@@ -304,51 +305,24 @@ class TimedCascade(Cascade):
                  - (m["items_out"] - m["items_in"])) * 1000)
         return out
 
-    def _select_scenes(self, *a, **kw):
+    def _scene_candidates(self, *a, **kw):
         self._marks["scenes_in"] = time.perf_counter()
         try:
-            return super()._select_scenes(*a, **kw)
+            return super()._scene_candidates(*a, **kw)
         finally:
             self._marks["scenes_out"] = time.perf_counter()
 
-    def _select_items(self, *a, **kw):
+    def _item_candidates(self, *a, **kw):
         self._marks["items_in"] = time.perf_counter()
         try:
-            return super()._select_items(*a, **kw)
+            return super()._item_candidates(*a, **kw)
         finally:
             self._marks["items_out"] = time.perf_counter()
-
-
-def pct(xs, p) -> float:
-    return float(np.percentile(np.asarray(xs, dtype=float), p)) if xs else float("nan")
 
 
 def summary(xs) -> dict:
     return {"n": len(xs), "p50": pct(xs, 50), "p95": pct(xs, 95), "mean": statistics.fmean(xs) if xs else None,
             "max": max(xs) if xs else None}
-
-
-def load_average() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
-
-
-def du(path: Path) -> int:
-    total = 0
-    for root, _, files in os.walk(path):
-        for f in files:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(root, f)).st_size
-    return total
-
-
-def proc_status(pid, *keys: str) -> dict[str, int]:
-    out = {}
-    with contextlib.suppress(OSError):
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            k, _, v = line.partition(":")
-            if k in keys:
-                out[k] = int(v.split()[0]) * 1024
-    return out
 
 
 def start_server(data_dir: Path, port: int, conf: list[str], fresh: bool) -> LocalServer:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tmem_graph.config import Settings
-from tmem_graph.embeddings import get_encoder
+from tmem_graph.encode import get_encoder
 from tmem_graph.store import Store
 
 DATA = Path(__file__).parents[1] / "examples"
@@ -30,7 +30,7 @@ def team_doc() -> dict:
 @pytest.fixture
 def scripted_llm():
     """A scripted OpenAI-compatible endpoint; the test fails on any unexpected request."""
-    from tests.scripted_llm import ScriptedLLM
+    from tests.fixtures.scripted_llm import ScriptedLLM
 
     llm = ScriptedLLM()
     yield llm

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .config import RetrievalSettings, Settings
-from .embeddings import Encoder, get_encoder
-from .errors import EncoderMismatch, TmemError
-from .memory_format import check_memory_id, load_file, parse_document, to_document
+from .encode import Encoder, get_encoder
+from .errors import EncoderMismatch, StoreClosed, UsageError
+from .format import check_memory_id, load_file, parse_document, to_document
 from .model import MemoryDoc
 from .retrieve.cascade import Cascade
 from .retrieve.evidence import format_evidence
@@ -38,7 +38,7 @@ class Memory:
                  encoder: Encoder | None = None):
         self.id = check_memory_id(memory_id)
         self._owns_store = store is None
-        self.store = store or Store(settings)
+        self.store = store or Store(settings or Settings.from_env())
         self.settings = self.store.settings
         self._encoder = encoder
         self._encoder_checked = False
@@ -83,12 +83,12 @@ class Memory:
         in `Recall.trace` (for benchmarks/fusion.py).
         """
         if not isinstance(query, str) or not query.strip():
-            raise TmemError("the query is empty")
+            raise UsageError("the query is empty")
         t0 = time.perf_counter()
         vector = self.encoder.encode([query])[0]
         encode_ms = (time.perf_counter() - t0) * 1000
         if self.store.closed:
-            raise TmemError(f"memory {self.id!r}: its connection is closed")
+            raise StoreClosed(f"memory {self.id!r}: its connection is closed")
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=RECALL_WORKERS, thread_name_prefix="tmem-recall")
         cascade = Cascade(self.store, settings or self.settings.retrieval, pool=self._pool)
@@ -155,7 +155,7 @@ def import_memory(source: str | Path | dict | MemoryDoc, settings: Settings | No
     else:
         doc, warnings = load_file(source)
     owned = store is None
-    store = store or Store(settings)
+    store = store or Store(settings or Settings.from_env())
     try:
         encoder = encoder or get_encoder(store.settings.encoder)
         _import_memory(store, doc, encoder, replace=replace, batch_size=store.settings.encode_batch)
@@ -210,7 +210,7 @@ def _borrowed(store: Store | None, settings: Settings | None) -> Iterator[Store]
     if store is not None:
         yield store
         return
-    with Store(settings) as own:
+    with Store(settings or Settings.from_env()) as own:
         yield own
 
 

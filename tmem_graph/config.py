@@ -1,9 +1,20 @@
-"""Settings, read explicitly from the environment (never at import time)."""
+"""Every setting of the library, and the only place that reads the environment (never at
+import time: each `from_env` or function below reads it when called). The local launchers in
+`tmem_graph.local` read their own process settings (Java, Maven, threads) themselves.
+
+- `Settings`: Neo4j connection, encoder, `RetrievalSettings` (budgets, gates, fusion);
+- `LLMSettings`: the OpenAI-compatible endpoint and per-stage models;
+- `default_data_dir`, `llm_cache_path`, `local_max_tokens`, `benchmark_data_dir_override`:
+  where things live on disk and the local model's reply cap;
+- `quiet_model_libraries`: the environment the encoder's libraries read when imported.
+"""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Mapping
 
 from .errors import ConfigError
 
@@ -56,7 +67,7 @@ class Settings:
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None, **overrides) -> "Settings":
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Settings":
         """Settings from `NEO4J_*` and `TMEM_*` variables, then explicit overrides (None = unset)."""
         env = os.environ if env is None else env
         values = {
@@ -84,3 +95,94 @@ def _positive_int(name: str, raw: str) -> int:
     if value <= 0:
         raise ConfigError(f"{name}: must be positive, not {value}")
     return value
+
+
+# --------------------------------------------------------------------------------------------
+# The LLM
+# --------------------------------------------------------------------------------------------
+
+STAGES = ("segment", "scene", "topic", "items", "item_triggers", "scene_triggers", "persona", "answer", "judge")
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+    temperature: float = 0.0
+    timeout_s: float = 120.0
+    retries: int = 3
+    stage_models: tuple[tuple[str, str], ...] = ()  # (stage, model) pairs overriding `model`
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "LLMSettings":
+        """From TMEM_LLM_BASE_URL, TMEM_LLM_API_KEY (or OPENAI_API_KEY), TMEM_LLM_MODEL, and
+        TMEM_LLM_MODEL_<STAGE> (e.g. TMEM_LLM_MODEL_ANSWER) for a model of the same endpoint
+        used by one stage only."""
+        env = os.environ if env is None else env
+        unknown = [k for k in env if k.startswith("TMEM_LLM_MODEL_") and k[15:].lower() not in STAGES]
+        if unknown:
+            raise ConfigError(f"{unknown[0]}: no such stage; per-stage models are TMEM_LLM_MODEL_<STAGE> "
+                              f"with STAGE one of {', '.join(s.upper() for s in STAGES)}")
+        overrides = tuple((s, env[f"TMEM_LLM_MODEL_{s.upper()}"]) for s in STAGES
+                          if env.get(f"TMEM_LLM_MODEL_{s.upper()}"))
+        return cls(base_url=env.get("TMEM_LLM_BASE_URL") or env.get("OPENAI_BASE_URL"),
+                   api_key=env.get("TMEM_LLM_API_KEY") or env.get("OPENAI_API_KEY"),
+                   model=env.get("TMEM_LLM_MODEL"), stage_models=overrides)
+
+    def model_for(self, stage: str) -> str | None:
+        """The model that answers `stage`: its override, else the default model."""
+        return dict(self.stage_models).get(stage, self.model)
+
+    @property
+    def is_local(self) -> bool:
+        """`local` or `local:<name>`: the in-process model of `tmem_graph.local`."""
+        return bool(self.model) and self.model.split(":")[0] == "local"
+
+
+def llm_cache_path(env: Mapping[str, str] | None = None) -> Path | None:
+    """`$TMEM_LLM_CACHE` (`off` disables it), else `<data dir>/llm-cache.sqlite`."""
+    env = os.environ if env is None else env
+    value = env.get("TMEM_LLM_CACHE")
+    if value and value.lower() in ("off", "0", "none"):
+        return None
+    return Path(value).expanduser() if value else default_data_dir(env) / "llm-cache.sqlite"
+
+
+def local_max_tokens(env: Mapping[str, str] | None = None) -> int:
+    """`$TMEM_LLM_MAX_TOKENS`, else 1024: the local model's reply cap (a small model at
+    temperature 0 sometimes repeats itself until the cap, so it is kept low)."""
+    env = os.environ if env is None else env
+    raw = env.get("TMEM_LLM_MAX_TOKENS")
+    return _positive_int("TMEM_LLM_MAX_TOKENS", raw) if raw else 1024
+
+
+# --------------------------------------------------------------------------------------------
+# Places on disk, and the encoder libraries' environment
+# --------------------------------------------------------------------------------------------
+
+
+def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """`$TMEM_HOME`, else `$XDG_DATA_HOME/tmem-graph`, else `~/.local/share/tmem-graph`."""
+    env = os.environ if env is None else env
+    if env.get("TMEM_HOME"):
+        return Path(env["TMEM_HOME"]).expanduser()
+    if env.get("XDG_DATA_HOME"):
+        return Path(env["XDG_DATA_HOME"]).expanduser() / "tmem-graph"
+    return Path.home() / ".local" / "share" / "tmem-graph"
+
+
+def benchmark_data_dir_override(env: Mapping[str, str] | None = None) -> Path | None:
+    """`$TMEM_DATA_DIR`: where LoCoMo and LoCoMo-Plus are, when not in the usual places."""
+    env = os.environ if env is None else env
+    return Path(env["TMEM_DATA_DIR"]) if env.get("TMEM_DATA_DIR") else None
+
+
+def quiet_model_libraries(offline: bool) -> None:
+    """Set, unless already set, what tokenizers, transformers and the hub read when imported:
+    no fork warnings or progress bars, and with `offline` no network at all."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    if offline:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -1,4 +1,4 @@
-"""One root exception for the package, with short specific subclasses.
+"""Every exception of the package: one root, with short specific subclasses.
 
 The CLI turns every `TmemError` into a one-line message and exit status 1; anything else is a
 bug and keeps its traceback.
@@ -19,6 +19,23 @@ class ServerError(TmemError):
 
 class DatabaseUnavailable(TmemError):
     """The Neo4j database cannot be reached."""
+
+
+class SchemaError(TmemError):
+    """The database has no tmem schema, or its vector indexes have another dimension."""
+
+
+class StoreClosed(TmemError):
+    """A Store (or the Memory that opened it) was used after `close()`."""
+
+
+class UsageError(TmemError):
+    """A call or command names something that does not exist or does not fit (an unknown
+    cascade component, an empty query, a topic the memory lacks, clashing options)."""
+
+
+class OutputError(TmemError):
+    """A result could not be written where asked (the path is named)."""
 
 
 class ValidationError(TmemError):
@@ -44,8 +61,21 @@ class EncoderMismatch(TmemError):
 
 
 class LeaseHeld(TmemError):
-    """Another writer holds the memory's write lease (tmem_graph/lease.py)."""
+    """Another writer holds the memory's write lease (tmem_graph/store/lease.py)."""
 
 
 class LeaseLost(TmemError):
     """This writer's lease lapsed or was taken over before its write committed."""
+
+
+class LLMError(TmemError):
+    """An LLM call failed after its retries; the message names the stage and the object."""
+
+
+class InvalidReply(LLMError):
+    """Every reply to a structured call was invalid (e.g. cut at the token cap): the endpoint
+    answered, so a smaller request may still succeed."""
+
+
+class LocalLLMError(TmemError):
+    """The local model cannot be assembled, started or reached."""

@@ -1,6 +1,6 @@
 """Plain data classes of a memory: turns, scenes, topics, items, triggers, personas.
 
-These carry no I/O; `memory_format` converts them from and to `tmem-memory/1` documents and
+These carry no I/O; `format` converts them from and to `tmem-memory/1` documents and
 `store` writes and reads them.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SCENE_ATTRIBUTES = ("situation", "object", "event", "emotion")
+from .triggers import HORIZON, ITEM, SCENE, SCENE_ATTRIBUTES  # noqa: F401  (SCENE_ATTRIBUTES: part of the model)
 
 
 @dataclass
@@ -108,7 +108,7 @@ class TriggerView:
 
     id: str
     host_id: str
-    family: str  # "item" (concept/bridge/joint views), "scene" (four attributes), "horizon"
+    family: str  # a key of triggers.FAMILIES: "item", "scene", "horizon"
     channel: str
     text: str
     position: int
@@ -119,11 +119,11 @@ def trigger_views_of_item(item: Item) -> list[TriggerView]:
     """Concept, bridge and joint views of each item trigger; empty views do not exist."""
     views = []
     for n, trig in enumerate(item.triggers):
-        texts = {"concept": trig.concept, "bridge": trig.bridge, "joint": trig.joint()}
+        texts = dict(zip(ITEM.views, (trig.concept, trig.bridge, trig.joint())))
         for channel, text in texts.items():
             if text:
                 views.append(
-                    TriggerView(f"{item.id}#t{n}:{channel}", item.id, "item", channel, text, n,
+                    TriggerView(f"{item.id}#t{n}:{channel}", item.id, ITEM.key, channel, text, n,
                                 trig.rationale)
                 )
     return views
@@ -132,12 +132,12 @@ def trigger_views_of_item(item: Item) -> list[TriggerView]:
 def trigger_views_of_scene(scene: Scene) -> list[TriggerView]:
     """One view per Scene-trigger attribute and one per Horizon projection."""
     views = [
-        TriggerView(f"{scene.id}#scene:{attr}", scene.id, "scene", attr, scene.scene_trigger[attr], n)
+        TriggerView(f"{scene.id}#scene:{attr}", scene.id, SCENE.key, attr, scene.scene_trigger[attr], n)
         for n, attr in enumerate(SCENE_ATTRIBUTES)
         if scene.scene_trigger.get(attr)
     ]
     views += [
-        TriggerView(f"{scene.id}#h{n}", scene.id, "horizon", h.channel, h.text, n)
+        TriggerView(f"{scene.id}#h{n}", scene.id, HORIZON.key, h.channel, h.text, n)
         for n, h in enumerate(scene.horizon)
         if h.text
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .embeddings import Encoder
+from .encode import Encoder
 from .errors import MemoryExists
 from .model import (
     HorizonTrigger,
@@ -19,8 +19,8 @@ from .model import (
     trigger_views_of_item,
     trigger_views_of_scene,
 )
-from .lease import WriteLease
-from .store import Store, ft_scope
+from .store import Store, WriteLease, ft_scope
+from .triggers import HORIZON, SCENE
 
 
 def scene_text(scene: Scene, turns: dict[str, Turn]) -> str:
@@ -153,13 +153,13 @@ def export_memory(store: Store, memory_id: str) -> MemoryDoc:
     horizon: dict[str, list] = defaultdict(list)
     item_trig: dict[str, dict[int, ItemTrigger]] = defaultdict(dict)
     for v in q("store/export_triggers"):
-        if v["family"] == "scene":
+        if v["family"] == SCENE.key:
             scene_trig[v["host_id"]][v["channel"]] = v["text"]
-        elif v["family"] == "horizon":
+        elif v["family"] == HORIZON.key:
             horizon[v["host_id"]].append((v["position"], HorizonTrigger(v["channel"], v["text"])))
         else:
             trig = item_trig[v["host_id"]].setdefault(v["position"], ItemTrigger(rationale=v["rationale"]))
-            if v["channel"] in ("concept", "bridge"):
+            if v["channel"] in ("concept", "bridge"):  # the joint view is derived from both
                 setattr(trig, v["channel"], v["text"])
     return MemoryDoc(
         memory_id=memory_id,

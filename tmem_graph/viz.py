@@ -1,6 +1,7 @@
 """The memory as a networkx graph, rendered by pyvis into one self-contained HTML page.
 
-Topics, scenes, items and trigger views are distinct shapes and colours; edges are
+Topics, scenes, items and trigger views are distinct shapes and colours (a trigger view
+takes its family's colour from `triggers.FAMILIES`); edges are
 HAS_SCENE, HAS_ITEM, TRIGGERS and NEXT. A recall can be highlighted: the recalled scenes and
 items and the trigger views that reached them. The page loads vis-network inline and
 fetches nothing from the network (memories are private and machines may be offline).
@@ -13,9 +14,10 @@ from pathlib import Path
 
 import networkx as nx
 
-from .errors import TmemError
+from .errors import OutputError, UsageError
 from .model import MemoryDoc, trigger_views_of_item, trigger_views_of_scene
 from .retrieve.results import Recall
+from .triggers import FAMILIES, ITEM, SCENE_FAMILIES, family_of_credit
 
 STYLE = {
     "topic": {"shape": "box", "color": "#f4a259"},
@@ -24,7 +26,6 @@ STYLE = {
     "trigger": {"shape": "triangle", "color": "#bcb8b1", "size": 8},
 }
 HIGHLIGHT = "#d1495b"
-VIA_VIEWS = {"entity": ("item", "concept"), "bridge": ("item", "bridge"), "joint": ("item", "joint")}
 
 
 def memory_graph(memory: MemoryDoc) -> nx.DiGraph:
@@ -64,7 +65,7 @@ def restrict(g: nx.DiGraph, topic: str | None = None, scene: str | None = None, 
     if topic:
         root = f"topic:{topic}"
         if root not in g:
-            raise TmemError(f"no topic {topic!r} in memory {g.graph['memory_id']!r}")
+            raise UsageError(f"no topic {topic!r} in memory {g.graph['memory_id']!r}")
         scenes = set(g.successors(root))
         keep = {root} | scenes
         for s in scenes:
@@ -74,7 +75,7 @@ def restrict(g: nx.DiGraph, topic: str | None = None, scene: str | None = None, 
     if scene:
         root = f"scene:{scene}"
         if root not in g:
-            raise TmemError(f"no scene {scene!r} in memory {g.graph['memory_id']!r}")
+            raise UsageError(f"no scene {scene!r} in memory {g.graph['memory_id']!r}")
         keep = set(nx.ego_graph(g.to_undirected(as_view=True), root, radius=hops))
         return g.subgraph(keep).copy()
     return g
@@ -85,16 +86,15 @@ def highlight(g: nx.DiGraph, recall: Recall) -> set[str]:
     marked = set()
     for s in recall.scenes:
         marked.add(f"scene:{s.id}")
-        families = {f for f in ("scene_trigger", "horizon") if f in s.via}
-        families = {"scene" if f == "scene_trigger" else f for f in families}
+        families = {fam.key for fam in SCENE_FAMILIES if fam.channel in s.via}
         marked |= {n for n in g.predecessors(f"scene:{s.id}") if g.nodes[n].get("family") in families} \
             if f"scene:{s.id}" in g else set()
     for i in recall.items:
         marked.add(f"item:{i.id}")
-        channels = {VIA_VIEWS[v][1] for v in i.via if v in VIA_VIEWS}
+        channels = {found[1] for found in map(family_of_credit, i.via) if found and found[0] is ITEM}
         if f"item:{i.id}" in g:
             marked |= {n for n in g.predecessors(f"item:{i.id}") if g.nodes[n].get("channel") in channels
-                       and g.nodes[n].get("family") == "item"}
+                       and g.nodes[n].get("family") == ITEM.key}
     for n in marked & set(g):
         g.nodes[n]["highlight"] = True
     return marked & set(g)
@@ -106,7 +106,7 @@ def cap(g: nx.DiGraph, max_nodes: int) -> tuple[nx.DiGraph, str | None]:
         return g, None
     keep = [n for n, d in g.nodes(data=True) if d["kind"] != "trigger" or d.get("highlight")]
     if len(keep) > max_nodes:
-        raise TmemError(f"the graph has {len(keep)} nodes without its trigger views, more than "
+        raise UsageError(f"the graph has {len(keep)} nodes without its trigger views, more than "
                         f"--max-nodes {max_nodes}; show one topic (--topic) or scene (--scene), or raise --max-nodes")
     dropped = g.number_of_nodes() - len(keep)
     return g.subgraph(keep).copy(), f"{dropped} trigger views left out to stay under {max_nodes} nodes"
@@ -119,6 +119,8 @@ def render_html(g: nx.DiGraph, heading: str = "") -> str:
     net = Network(height="900px", width="100%", directed=True, cdn_resources="in_line", heading="")
     for n, d in g.nodes(data=True):
         style = dict(STYLE[d["kind"]])
+        if d["kind"] == "trigger" and d.get("family") in FAMILIES:  # each family its colour
+            style["color"] = FAMILIES[d["family"]].colour
         if d.get("highlight"):
             style.update(color={"background": style["color"], "border": HIGHLIGHT}, borderWidth=4)
         net.add_node(n, label=d["label"], title=d["title"], **style)
@@ -146,4 +148,4 @@ def write_html(g: nx.DiGraph, path: Path, heading: str = "") -> None:
     try:
         path.write_text(render_html(g, heading), encoding="utf-8")
     except OSError as exc:
-        raise TmemError(f"{path}: cannot write ({exc.strerror})") from None
+        raise OutputError(f"{path}: cannot write ({exc.strerror})") from None

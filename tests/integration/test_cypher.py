@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tmem_graph.queries import cypher_root, names, query
+from tmem_graph.store.queries import cypher_root, names, query
 
 PACKAGE = Path(__file__).parents[2] / "tmem_graph"
 NAME = re.compile(r"""["']((?:store|retrieve|explore|lease)/[a-z0-9_]+)["']""")
@@ -31,7 +31,7 @@ def test_every_file_is_used_and_every_name_exists():
     assert used - query_files() == set(), "names used in code without a .cypher file"
     unused = query_files() - used - set(names("schema")) - query_files("explore")
     assert unused == set(), "query files that no code uses"
-    assert 'names("schema")' in (PACKAGE / "store.py").read_text(), "schema migrations are not applied"
+    assert 'names("schema")' in (PACKAGE / "store" / "graph.py").read_text(), "schema migrations are not applied"
 
 
 def test_every_query_has_a_header_comment():

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from benchmarks.ingest_cost import serve
+from tests.fixtures.auto_llm import serve
 from tmem_graph import api
 from tmem_graph.construct.inputs import locomo_turns
 from tmem_graph.evaluate import data as ev

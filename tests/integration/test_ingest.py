@@ -265,8 +265,8 @@ def test_two_processes_ingesting_one_memory_at_once_are_serialised(store, encode
     import subprocess
     import sys
 
-    from benchmarks.ingest_cost import serve
-    from tmem_graph.memory_format import parse_document
+    from tests.fixtures.auto_llm import serve
+    from tmem_graph.format import parse_document
 
     tokenizer = encoder._model.tokenizer
     server = serve(0.4, lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]))

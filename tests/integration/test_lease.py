@@ -7,7 +7,8 @@ import time
 import pytest
 
 from tmem_graph import api
-from tmem_graph.lease import LeaseHeld, LeaseLost, WriteLease
+from tmem_graph.errors import LeaseHeld, LeaseLost
+from tmem_graph.store import WriteLease
 
 
 def test_a_second_writer_waits_then_fails_naming_the_first(store, new_id):

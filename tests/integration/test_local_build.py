@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tmem_graph import api
 from tmem_graph.llm.client import LLMClient
-from tmem_graph.llm.local import LocalLLM, local_settings
+from tmem_graph.local.llama import LocalLLM, local_settings
 
 DIALOGUE = Path(__file__).parents[2] / "examples" / "short-dialogue.jsonl"
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from tmem_graph.errors import ConfigError
 from tmem_graph.llm.client import LLMClient
-from tmem_graph.llm.local import MODELS, LocalLLM, ensure_model, local_settings
+from tmem_graph.local.llama import MODELS, LocalLLM, ensure_model, local_settings
 
 
 class Meeting(BaseModel):

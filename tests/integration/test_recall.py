@@ -10,7 +10,7 @@ import copy
 
 import pytest
 
-from benchmarks.synthetic import graft, synthetic_memory
+from tests.fixtures.synthetic import graft, synthetic_memory
 from tests.conftest import load_fixture
 from tmem_graph import api
 from tmem_graph.errors import TmemError

@@ -1,4 +1,4 @@
-"""The local Neo4j server (`tmem_graph.server.LocalServer`) for real: provisioning, start, status,
+"""The local Neo4j server (`tmem_graph.local.neo4j.LocalServer`) for real: provisioning, start, status,
 idempotent start, Cypher 25 full-text and filtered vector search, restart with data kept, stop,
 and the errors of a server that cannot start.
 
@@ -18,7 +18,9 @@ import pytest
 from neo4j import GraphDatabase
 
 from tmem_graph.errors import ServerError
-from tmem_graph.server import LocalServer, bolt_ping, default_data_dir, find_java
+from tmem_graph.config import default_data_dir
+from tmem_graph.local.neo4j import LocalServer, find_java
+from tmem_graph.store import bolt_ping
 
 BOLT = int(os.environ.get("TMEM_SERVER_TEST_BOLT_PORT", "7697"))
 HTTP = int(os.environ.get("TMEM_SERVER_TEST_HTTP_PORT", "7484"))

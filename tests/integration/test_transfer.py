@@ -4,12 +4,12 @@ import copy
 
 import pytest
 
-from benchmarks.synthetic import synthetic_memory
-from tests.cases import BROKEN, mutate
+from tests.fixtures.synthetic import synthetic_memory
+from tests.fixtures.cases import BROKEN, mutate
 from tests.integration.conftest import node_count
 from tmem_graph import api
 from tmem_graph.errors import MemoryExists, MemoryNotFound, ValidationError
-from tmem_graph.memory_format import parse_document, to_document
+from tmem_graph.format import parse_document, to_document
 
 
 def load(store, encoder, doc, replace=False):

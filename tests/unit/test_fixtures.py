@@ -6,7 +6,7 @@ import pytest
 
 from tmem_graph.errors import ValidationError
 from tmem_graph.evaluate.fixtures import attach, strip
-from tmem_graph.memory_format import parse_document
+from tmem_graph.format import parse_document
 
 SAMPLE = {"sample_id": "s-1", "qa": [], "conversation": {
     "speaker_a": "Ana", "speaker_b": "Ben", "session_1_date_time": "1:56 pm on 8 May, 2023",

@@ -3,8 +3,8 @@
 import pytest
 
 from tmem_graph.errors import ValidationError
-from tests.cases import BROKEN, mutate
-from tmem_graph.memory_format import parse_document, to_document
+from tests.fixtures.cases import BROKEN, mutate
+from tmem_graph.format import parse_document, to_document
 
 
 def problems(doc) -> list[str]:

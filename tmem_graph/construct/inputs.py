@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ValidationError
-from ..memory_format import MAX_TEXT_BYTES, is_iso_datetime, parse_json, read_text
+from ..format import MAX_TEXT_BYTES
+from ..textio import is_iso_datetime, parse_json, read_text
 
 LOCOMO_TIME = "%I:%M %p on %d %B, %Y"
 

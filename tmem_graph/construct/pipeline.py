@@ -16,11 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, TypeVar
 
-from ..embeddings import Encoder
+from ..encode import Encoder
 from ..errors import EncoderMismatch, MemoryNotFound
-from ..lease import WriteLease
+from ..store import WriteLease
 from ..llm.client import LLMClient
-from ..memory_format import check_memory_id
+from ..format import check_memory_id
 from ..model import Item, MemoryDoc, Persona, Scene, Turn
 from ..store import Store
 from ..transfer import export_memory, memory_rows, write_rows

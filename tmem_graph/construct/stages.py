@@ -19,7 +19,7 @@ from ..llm.prompts.scene_card import SceneCard, scene_card_messages
 from ..llm.prompts.scene_triggers import HORIZON_CHANNELS, SceneTriggersOut, scene_trigger_messages
 from ..llm.prompts.segment import Boundaries, boundary_messages
 from ..llm.prompts.topic import TopicLabel, TopicMatches, match_messages, new_topic_messages, update_topic_messages
-from ..memory_format import is_iso_datetime
+from ..textio import is_iso_datetime
 from ..model import HorizonTrigger, Item, ItemTrigger, Scene, Topic, Turn
 
 log = logging.getLogger(__name__)

@@ -3,15 +3,15 @@ stitched into their base conversations (shared/data/README.md)."""
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from ..construct.inputs import InputTurn, locomo_turns
+from ..config import benchmark_data_dir_override
 from ..errors import ValidationError
-from ..memory_format import parse_json, read_text
+from ..textio import parse_json, read_text
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -22,9 +22,9 @@ UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
 def data_dir() -> Path:
     """`$TMEM_DATA_DIR`, else `../shared/data` beside this checkout, else `/work/shared/data`
     (where these machines keep it)."""
-    env = os.environ.get("TMEM_DATA_DIR")
-    if env:
-        return Path(env)
+    override = benchmark_data_dir_override()
+    if override:
+        return override
     candidates = [Path(__file__).resolve().parents[3] / "shared" / "data", Path("/work/shared/data")]
     for candidate in candidates:
         if (candidate / "locomo10.json").is_file():

@@ -8,7 +8,7 @@ import re
 from collections import Counter
 from typing import Callable
 
-from ..embeddings import Encoder
+from ..encode import Encoder
 from ..retrieve.fuse import rrf
 
 # Lucene's English stop words (the baseline of shared/docs/baselines.md used them, no stemming)

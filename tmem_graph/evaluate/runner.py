@@ -11,14 +11,10 @@ from typing import Callable, Iterable
 from ..api import Memory
 from ..retrieve.evidence import format_evidence
 from ..retrieve.results import Recall
+from ..retrieve.presets import ABLATION_SETS
 from .data import CATEGORIES, QA, Probe
 from .flat import FlatIndex, cut_at_budget
 
-ABLATION_SETS = [("full", ()), ("w/o scene_layer", ("scene_layer",)), ("w/o item_channel", ("item_channel",)),
-                 ("w/o entity_bridge", ("entity_bridge",)), ("w/o persona", ("persona",)),
-                 ("w/o topic_filter", ("topic_filter",)),
-                 ("w/o scene_trigger", ("scene_trigger",)), ("w/o horizon", ("horizon",)),
-                 ("w/o all triggers", ("entity_bridge", "scene_trigger", "horizon"))]
 BASELINES = ("bm25", "dense", "hybrid")
 BUDGETS = ("evidence", "context")  # what the baselines' token budget counts (evaluate_locomo)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -15,58 +14,18 @@ from typing import Callable, Type, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
-from ..errors import ConfigError, TmemError
+from ..config import LLMSettings
+from ..errors import ConfigError, InvalidReply, LLMError
 from .cache import ResponseCache, cache_key
 
 T = TypeVar("T", bound=BaseModel)
 log = logging.getLogger(__name__)
-STAGES = ("segment", "scene", "topic", "items", "item_triggers", "scene_triggers", "persona", "answer", "judge")
 RETRY_TEMPERATURE = 0.5  # an invalid reply at temperature 0 would come back identical
-
-
-class LLMError(TmemError):
-    """An LLM call failed after its retries; the message names the stage and the object."""
-
-
-class InvalidReply(LLMError):
-    """Every reply to a structured call was invalid (e.g. cut at the token cap): the endpoint
-    answered, so a smaller request may still succeed."""
 
 
 def _label(stage: str, what: str) -> str:
     """How errors name a call: the stage, then the object when there is one."""
     return f"{stage} {what}" if what else stage
-
-
-@dataclass(frozen=True)
-class LLMSettings:
-    base_url: str | None = None
-    api_key: str | None = None
-    model: str | None = None
-    temperature: float = 0.0
-    timeout_s: float = 120.0
-    retries: int = 3
-    stage_models: tuple[tuple[str, str], ...] = ()  # (stage, model) pairs overriding `model`
-
-    @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> "LLMSettings":
-        """From TMEM_LLM_BASE_URL, TMEM_LLM_API_KEY (or OPENAI_API_KEY), TMEM_LLM_MODEL, and
-        TMEM_LLM_MODEL_<STAGE> (e.g. TMEM_LLM_MODEL_ANSWER) for a model of the same endpoint
-        used by one stage only."""
-        env = os.environ if env is None else env
-        unknown = [k for k in env if k.startswith("TMEM_LLM_MODEL_") and k[15:].lower() not in STAGES]
-        if unknown:
-            raise ConfigError(f"{unknown[0]}: no such stage; per-stage models are TMEM_LLM_MODEL_<STAGE> "
-                              f"with STAGE one of {', '.join(s.upper() for s in STAGES)}")
-        overrides = tuple((s, env[f"TMEM_LLM_MODEL_{s.upper()}"]) for s in STAGES
-                          if env.get(f"TMEM_LLM_MODEL_{s.upper()}"))
-        return cls(base_url=env.get("TMEM_LLM_BASE_URL") or env.get("OPENAI_BASE_URL"),
-                   api_key=env.get("TMEM_LLM_API_KEY") or env.get("OPENAI_API_KEY"),
-                   model=env.get("TMEM_LLM_MODEL"), stage_models=overrides)
-
-    def model_for(self, stage: str) -> str | None:
-        """The model that answers `stage`: its override, else the default model."""
-        return dict(self.stage_models).get(stage, self.model)
 
 
 @dataclass

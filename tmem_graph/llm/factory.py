@@ -1,49 +1,48 @@
-"""The configured LLM: an OpenAI-compatible endpoint, or the fully local in-process model
-(`TMEM_LLM_MODEL=local` or `local:<name>`), with the persistent response cache."""
+"""The configured LLM: an OpenAI-compatible endpoint, or the fully local model
+(`TMEM_LLM_MODEL=local` or `local:<name>`), with the persistent response cache.
+
+The local model is a runtime outside the core (`tmem_graph.local`): it registers itself here
+(`tmem_graph.local.enable_local_llm()`, which the CLI calls), so the core never imports it.
+"""
 
 from __future__ import annotations
 
-import os
 from contextlib import contextmanager
 from dataclasses import replace
-from pathlib import Path
-from typing import Iterator
+from typing import Callable, ContextManager, Iterator
 
+from ..config import LLMSettings, llm_cache_path, local_max_tokens
+from ..errors import ConfigError
 from .cache import ResponseCache
-from .client import LLMClient, LLMSettings
+from .client import LLMClient
+
+# (model name, reply cap) -> a context manager yielding the running server's LLMSettings
+LocalRuntime = Callable[[str, int], ContextManager[LLMSettings]]
+_local_runtime: list[LocalRuntime] = []
 
 
-def cache_path() -> Path | None:
-    """`$TMEM_LLM_CACHE` (`off` disables it), else `<data dir>/llm-cache.sqlite`."""
-    from ..server import default_data_dir
-
-    value = os.environ.get("TMEM_LLM_CACHE")
-    if value and value.lower() in ("off", "0", "none"):
-        return None
-    return Path(value).expanduser() if value else default_data_dir() / "llm-cache.sqlite"
+def register_local_runtime(runtime: LocalRuntime) -> None:
+    """Serve `TMEM_LLM_MODEL=local[:<name>]` with `runtime` from now on."""
+    _local_runtime[:] = [runtime]
 
 
 @contextmanager
 def open_llm(settings: LLMSettings | None = None) -> Iterator[LLMClient]:
     """An LLM client for the settings (TMEM_LLM_* by default); starts the local model if asked."""
     settings = settings or LLMSettings.from_env()
-    path = cache_path()
+    path = llm_cache_path()
     cache = ResponseCache(path) if path else None
     try:
-        if settings.model and settings.model.split(":")[0] == "local":
-            from ..errors import ConfigError
-            from .local import DEFAULT_MODEL, LocalLLM
-
+        if settings.is_local:
             if settings.stage_models:
                 raise ConfigError(f"TMEM_LLM_MODEL_{settings.stage_models[0][0].upper()}: per-stage models "
                                   "need an endpoint serving several models; the local model is one model")
-
-            # a small model at temperature 0 sometimes repeats itself until the cap: keep it low
-            cap = int(os.environ.get("TMEM_LLM_MAX_TOKENS") or 1024)
-            with LocalLLM(settings.model.partition(":")[2] or DEFAULT_MODEL, api_key=True,
-                          max_tokens=cap) as local:
-                yield LLMClient(replace(settings, base_url=local.base_url, model=local.model,
-                                        api_key=local.api_key, timeout_s=max(settings.timeout_s, 600.0)),
+            if not _local_runtime:
+                raise ConfigError("TMEM_LLM_MODEL=local: the local model is not enabled in this program; "
+                                  "call tmem_graph.local.enable_local_llm() first (the tmem CLI does)")
+            with _local_runtime[0](settings.model.partition(":")[2], local_max_tokens()) as served:
+                yield LLMClient(replace(settings, base_url=served.base_url, model=served.model,
+                                        api_key=served.api_key, timeout_s=max(settings.timeout_s, 600.0)),
                                 cache=cache)
         else:
             yield LLMClient(settings, cache=cache)

@@ -14,8 +14,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Iterable
 
 from ..config import RetrievalSettings
-from ..errors import TmemError
+from ..errors import UsageError
 from ..store import ft_scope
+from ..triggers import ITEM, SCENE_FAMILIES
 from .lucene import scoped_query
 from .results import ABLATIONS, Recall
 from .select import (ItemCandidates, SceneCandidates, best_view, scene_cue, select_items,
@@ -31,7 +32,7 @@ def check_ablations(without: Iterable[str]) -> frozenset[str]:
     names = frozenset(w.strip() for w in without if w and w.strip())
     unknown = sorted(names - set(ABLATIONS))
     if unknown:
-        raise TmemError(f"unknown component(s) {', '.join(unknown)}; choose from {', '.join(ABLATIONS)}")
+        raise UsageError(f"unknown component(s) {', '.join(unknown)}; choose from {', '.join(ABLATIONS)}")
     return names
 
 
@@ -85,19 +86,17 @@ class Cascade:
                 submit("scene_dense", "retrieve/scenes_dense", **dense)
             lexical("scene_bm25", "scene", SCENE_FIELDS)
             submit("dialogue", "retrieve/scenes_dialogue_dense", **dense)
-            if "scene_trigger" not in off:
-                submit("scene_trigger", "retrieve/triggers_dense", vector=vector, family="scene",
-                       limit=4 * cfg.candidates)
-            if "horizon" not in off:
-                submit("horizon", "retrieve/triggers_dense", vector=vector, family="horizon",
-                       limit=5 * cfg.candidates)
+            for fam in SCENE_FAMILIES:
+                if fam.ablation not in off:
+                    submit(fam.channel, "retrieve/triggers_dense", vector=vector, family=fam.key,
+                           limit=fam.depth * cfg.candidates)
         if items_on:
             lexical("item_bm25", "item", ITEM_FIELDS)
             if not scenes_on:
                 submit("item_dense", "retrieve/items_dense", **dense)
-            if "entity_bridge" not in off:
-                submit("item_views", "retrieve/triggers_dense", vector=vector, family="item",
-                       limit=3 * cfg.r_trigger_items + cfg.candidates)
+            if ITEM.ablation not in off:  # R triggers of three views each, and a margin
+                submit("item_views", "retrieve/triggers_dense", vector=vector, family=ITEM.key,
+                       limit=len(ITEM.views) * cfg.r_trigger_items + ITEM.depth * cfg.candidates)
         if "persona" not in off:
             submit("persona", "retrieve/personas", speaker=speaker)
         got = {key: job.result() for key, job in jobs.items()}
@@ -141,9 +140,9 @@ class Cascade:
                 for key, _ in scored(got.get(f"scene_{channel}", [])):
                     via.setdefault(key, []).append(channel)
         cue_lists = {"dialogue": scored(got.get("dialogue", []))}
-        for channel in ("scene_trigger", "horizon"):
-            if channel in got:
-                cue_lists[channel] = best_view(got[channel])
+        for fam in SCENE_FAMILIES:
+            if fam.channel in got:
+                cue_lists[fam.channel] = best_view(got[fam.channel])
         cue = scene_cue(cue_lists, cfg, via)
         rows = self._run("retrieve/scene_pool", {"memory_id": memory_id, "topic_ids": topic_ids,
                                                  "ids": list(via), "vector": vector})

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-ABLATIONS = ("scene_layer", "item_channel", "entity_bridge", "persona", "topic_filter",
-             "scene_trigger", "horizon")
+from ..triggers import HORIZON, ITEM, SCENE
+
+# the components `without` can switch off; the trigger families' names come from their registry
+ABLATIONS = ("scene_layer", "item_channel", ITEM.ablation, "persona", "topic_filter",
+             SCENE.ablation, HORIZON.ablation)
 
 
 @dataclass

@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..config import RetrievalSettings
+from ..triggers import ITEM, credit
 from .fuse import lanes, normalise, ranks_of, rrf, rrf_tail, score_fusion, strongest
 from .results import RecalledItem, RecalledScene
 
 Scored = list[tuple[str, float]]
-VIEW_VIA = {"concept": "entity", "bridge": "bridge", "joint": "joint"}
 
 
 def cosine(score: float) -> float:
@@ -100,7 +100,7 @@ def trig_recall(views: list[dict], cfg: RetrievalSettings, via: dict[str, list[s
         key, cos = (v["host_id"], v["position"]), cosine(v["score"])
         best.setdefault(key, cos)
         if cos >= cfg.tau:
-            passed.setdefault(key, []).append(VIEW_VIA[v["channel"]])
+            passed.setdefault(key, []).append(credit(ITEM, v["channel"]))
     ranking: dict[str, float] = {}
     for key in sorted(best, key=lambda k: -best[k])[:cfg.r_trigger_items]:
         for channel in passed.get(key, []):

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from .errors import ValidationError
+from .textio import is_iso_datetime, parse_json, read_text
 from .model import (
     SCENE_ATTRIBUTES,
     HorizonTrigger,
@@ -54,15 +54,6 @@ def check_memory_id(memory_id: Any, where: str = "memory_id") -> str:
             "(1-128 letters, digits, '-', '_', '.', ':')"
         ])
     return memory_id
-
-
-def is_iso_datetime(value: str) -> bool:
-    """True if `value` parses as an ISO 8601 date or date-time."""
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
 
 
 class _Checker:
@@ -380,25 +371,6 @@ def to_document(memory: MemoryDoc) -> dict:
         ],
         "personas": [{"speaker": p.speaker, "summary": p.summary} for p in memory.personas],
     }
-
-
-def read_text(path: str | Path) -> str:
-    """A UTF-8 text file's content; a missing or unreadable file is a ValidationError."""
-    p = Path(path)
-    try:
-        return p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ValidationError([f"{p}: no such file"]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationError([f"{p}: cannot be read ({exc})"]) from None
-
-
-def parse_json(raw: str, where: str | Path) -> Any:
-    """Decoded JSON; a syntax error is a ValidationError naming `where`, line and column."""
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ValidationError([f"{where}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"]) from None
 
 
 def load_file(path: str | Path) -> tuple[MemoryDoc, list[str]]:

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import neo4j
 from neo4j import GraphDatabase
-from neo4j.exceptions import AuthError, ClientError, Neo4jError, ServiceUnavailable
+from neo4j.exceptions import AuthError, ClientError, DriverError, Neo4jError, ServiceUnavailable
 
-from .config import Settings
-from .errors import DatabaseUnavailable, MemoryExists, MemoryNotFound, TmemError
+from ..config import Settings
+from ..errors import DatabaseUnavailable, MemoryExists, MemoryNotFound, SchemaError, StoreClosed
 from .lease import WriteLease
 from .queries import names, query
 
@@ -33,8 +34,8 @@ def ft_scope(kind: str, memory_id: str) -> str:
 class Store:
     """A connection to one Neo4j database holding many memories."""
 
-    def __init__(self, settings: Settings | None = None):
-        self.settings = settings or Settings.from_env()
+    def __init__(self, settings: Settings):
+        self.settings = settings
         auth = (self.settings.user, self.settings.password or "") if self.settings.user else None
         try:
             self._driver = GraphDatabase.driver(self.settings.uri, auth=auth,
@@ -43,6 +44,9 @@ class Store:
             raise DatabaseUnavailable(f"invalid Neo4j URI {self.settings.uri!r}: {exc}") from None
         self._checked = False
         self.closed = False
+        # called after every `run` as listener(name, params, wall_ms, server_ms): benchmarks
+        # time the named queries through it instead of running query text themselves
+        self.query_listeners: list[Callable[[str, dict, float, float], None]] = []
 
     def close(self) -> None:
         self._driver.close()
@@ -73,16 +77,25 @@ class Store:
     @contextmanager
     def session(self) -> Iterator[neo4j.Session]:
         if self.closed:
-            raise TmemError(f"the connection to {self.settings.uri} is closed (its Memory or Store was closed)")
+            raise StoreClosed(f"the connection to {self.settings.uri} is closed (its Memory or Store was closed)")
         self.check()
         with self._driver.session(database=self.settings.database) as s:
             yield s
 
     def run(self, name: str, **params: Any) -> list[dict]:
         """Run the named query in its own transaction; return its records as dicts."""
+        t0 = time.perf_counter()
         with self.session() as s:
             try:
-                return [r.data() for r in s.run(query(name), params)]
+                result = s.run(query(name), params)
+                rows = [r.data() for r in result]
+                if self.query_listeners:
+                    summary = result.consume()
+                    server_ms = (summary.result_available_after or 0) + (summary.result_consumed_after or 0)
+                    wall_ms = (time.perf_counter() - t0) * 1000
+                    for listener in self.query_listeners:
+                        listener(name, params, wall_ms, server_ms)
+                return rows
             except ServiceUnavailable as exc:
                 raise DatabaseUnavailable(f"lost Neo4j at {self.settings.uri}: {_short(exc)}") from None
 
@@ -114,7 +127,7 @@ class Store:
         existing = self.vector_dimensions()
         wrong = {n: d for n, d in existing.items() if d != dimensions}
         if wrong:
-            raise TmemError(
+            raise SchemaError(
                 f"the database's vector indexes have dimension {sorted(set(wrong.values()))}, "
                 f"the encoder has {dimensions}; one database holds one embedding dimension")
         applied = names("schema")
@@ -135,11 +148,11 @@ class Store:
         dims = self.vector_dimensions()
         missing = [n for n in VECTOR_INDEXES if n not in dims]
         if missing:
-            raise TmemError(f"the database has no tmem schema (missing {', '.join(missing)}); "
+            raise SchemaError(f"the database has no tmem schema (missing {', '.join(missing)}); "
                             "run `tmem schema apply` first")
         wrong = {n: d for n, d in dims.items() if d != dimensions}
         if wrong:
-            raise TmemError(f"vector indexes have dimension {sorted(set(wrong.values()))} but the "
+            raise SchemaError(f"vector indexes have dimension {sorted(set(wrong.values()))} but the "
                             f"encoder has {dimensions}")
 
     # -- memories --------------------------------------------------------------------------
@@ -193,3 +206,21 @@ class Store:
 def _short(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
+
+
+def bolt_ping(port: int, host: str = "127.0.0.1", timeout: float = 5.0) -> tuple[bool, str]:
+    """Ask the server at host:port for `RETURN 1` over Bolt without credentials.
+
+    Returns (True, "") when the default database answers; (True, why) when Bolt works but the
+    login is refused (auth is on: the server is up); (False, why) when it is not ready yet.
+    """
+    try:
+        with GraphDatabase.driver(f"bolt://{host}:{port}", auth=None, connection_timeout=timeout,
+                                  connection_acquisition_timeout=timeout) as driver:
+            with driver.session() as session:
+                session.run("RETURN 1 AS ok").consume()
+        return True, ""
+    except AuthError as exc:
+        return True, f"Bolt login refused: {exc.message}"
+    except (DriverError, Neo4jError, OSError) as exc:
+        return False, (str(exc).strip().splitlines() or [type(exc).__name__])[0]

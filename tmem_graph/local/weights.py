@@ -19,6 +19,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import default_data_dir
 from ..errors import ConfigError
 
 __all__ = ["DEFAULT_MODEL", "MODELS", "LocalModel", "ModelPart", "default_cache_dir", "ensure_model",
@@ -105,9 +106,7 @@ def get_model(name: str) -> LocalModel:
 
 
 def default_cache_dir() -> Path:
-    """`<data dir>/models` (see `tmem_graph.server.default_data_dir`)."""
-    from ..server import default_data_dir
-
+    """`<data dir>/models` (see `tmem_graph.config.default_data_dir`)."""
     return default_data_dir() / "models"
 
 

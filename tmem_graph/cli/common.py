@@ -7,12 +7,12 @@ import json
 
 import click
 
-from .config import Settings
-from .errors import TmemError, ValidationError
-from .store import Store
+from ..config import Settings
+from ..errors import TmemError, ValidationError
+from ..store import Store
 
 
-def _friendly(fn):
+def friendly(fn):
     """Turn library errors into one-line click errors (exit 1)."""
 
     @functools.wraps(fn)
@@ -27,11 +27,11 @@ def _friendly(fn):
     return wrapper
 
 
-def _settings(ctx: click.Context) -> Settings:
+def settings_of(ctx: click.Context) -> Settings:
     return ctx.find_root().obj["settings"]
 
 
-def _store(ctx: click.Context) -> Store:
+def store_of(ctx: click.Context) -> Store:
     root = ctx.find_root().obj
     if "store" not in root:
         root["store"] = Store(root["settings"])
@@ -39,5 +39,5 @@ def _store(ctx: click.Context) -> Store:
     return root["store"]
 
 
-def _echo_json(obj) -> None:
+def echo_json(obj) -> None:
     click.echo(json.dumps(obj, ensure_ascii=False, indent=2, default=str))

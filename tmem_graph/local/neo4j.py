@@ -11,8 +11,8 @@ it outlives the Python process that started it. Everything lives under `<data_di
     server.log         the JVM's stdout and stderr (the previous one is kept as server.log.1)
     server.pid         the pid of the JVM; server.json holds the ports and version it runs with
 
-Neo4j 2026.x needs Java 21 or newer; `tmem_graph.jvm` finds it (`find_java`) and the POM
-(`find_pom`); `tmem_graph.proc` has the process and socket helpers. Both modules' public names
+Neo4j 2026.x needs Java 21 or newer; `tmem_graph.local.java` finds it (`find_java`) and the POM
+(`find_pom`); `tmem_graph.local.proc` has the process and socket helpers. Both modules' public names
 are importable from here too.
 """
 
@@ -29,9 +29,11 @@ import subprocess
 import time
 from pathlib import Path
 
-from .errors import ServerError
-from .jvm import JVM_FLAGS, MAIN_CLASS, MIN_JAVA, _java_info, find_java, find_pom, neo4j_version
-from .proc import HOST, _LOG_TAIL_LINES, _cmdline, _detach, _pid_alive, _port_open, _tail, bolt_ping
+from ..config import default_data_dir
+from ..errors import ServerError
+from .java import JVM_FLAGS, MAIN_CLASS, MIN_JAVA, _java_info, find_java, find_pom, neo4j_version
+from ..store.graph import bolt_ping
+from .proc import HOST, _LOG_TAIL_LINES, _cmdline, _detach, _pid_alive, _port_open, _tail
 
 __all__ = [
     "HOST", "JVM_FLAGS", "MAIN_CLASS", "MIN_JAVA", "LocalServer", "bolt_ping", "default_data_dir",
@@ -44,17 +46,6 @@ _POLL_INTERVAL = 0.25
 # --------------------------------------------------------------------------------------------
 # Locations
 # --------------------------------------------------------------------------------------------
-
-
-def default_data_dir() -> Path:
-    """`$TMEM_HOME`, else `$XDG_DATA_HOME/tmem-graph`, else `~/.local/share/tmem-graph`."""
-    home = os.environ.get("TMEM_HOME")
-    if home:
-        return Path(home).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME")
-    if xdg:
-        return Path(xdg).expanduser() / "tmem-graph"
-    return Path.home() / ".local" / "share" / "tmem-graph"
 
 
 # --------------------------------------------------------------------------------------------
@@ -211,7 +202,7 @@ class LocalServer:
 
     def _config(self) -> str:
         lines = [
-            "# Written by tmem_graph.server on every start; put your own settings in",
+            "# Written by tmem_graph.local.neo4j on every start; put your own settings in",
             f"# {self.local_conf} (they replace the ones here).",
             f"server.directories.lib={self.lib_dir}",
             f"server.directories.import={self.home / 'import'}",

@@ -1,4 +1,4 @@
-"""Processes and sockets on this machine, as the local Neo4j server (`tmem_graph.server`) needs
+"""Processes and sockets on this machine, as the local Neo4j server (`tmem_graph.local.neo4j`) needs
 them: whether a pid is alive and what it runs, whether a loopback port is open, whether Bolt
 answers there, the tail of a log, and a child process left to outlive its parent.
 
@@ -12,7 +12,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-__all__ = ["HOST", "bolt_ping"]
+__all__ = ["HOST"]
 
 HOST = "127.0.0.1"
 _LOG_TAIL_LINES = 20
@@ -68,27 +68,6 @@ def _tail(path: Path, lines: int = _LOG_TAIL_LINES) -> str:
         return "(no log)"
     rows = [r for r in text.splitlines() if r.strip()]
     return "\n".join(rows[-lines:]) if rows else "(log is empty)"
-
-
-def bolt_ping(port: int, host: str = HOST, timeout: float = 5.0) -> tuple[bool, str]:
-    """Ask the server at host:port for `RETURN 1` over Bolt without credentials.
-
-    Returns (True, "") when the default database answers; (True, why) when Bolt works but the
-    login is refused (auth is on: the server is up); (False, why) when it is not ready yet.
-    """
-    from neo4j import GraphDatabase
-    from neo4j.exceptions import AuthError, DriverError, Neo4jError
-
-    try:
-        with GraphDatabase.driver(f"bolt://{host}:{port}", auth=None, connection_timeout=timeout,
-                                  connection_acquisition_timeout=timeout) as driver:
-            with driver.session() as session:
-                session.run("RETURN 1 AS ok").consume()
-        return True, ""
-    except AuthError as exc:
-        return True, f"Bolt login refused: {exc.message}"
-    except (DriverError, Neo4jError, OSError) as exc:
-        return False, (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 _detached: list = []

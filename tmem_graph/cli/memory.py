@@ -1,7 +1,4 @@
-"""The `tmem` command line: thin click wrappers over the library.
-
-Every `TmemError` becomes a one-line message on stderr and exit status 1.
-"""
+"""The commands on memories: import, ingest, export, list, stats, drop, recall, ask, viz."""
 
 from __future__ import annotations
 
@@ -10,127 +7,28 @@ from pathlib import Path
 
 import click
 
-from . import api
-from .config import CUE_FUSIONS, FUSIONS, Settings
-from .cli_base import _echo_json, _friendly, _settings, _store
-from .errors import TmemError
-from .retrieve.results import ABLATIONS
-
-
-@click.group()
-@click.option("--uri", envvar="NEO4J_URI", help="Bolt URI (default bolt://127.0.0.1:7687).")
-@click.option("--user", envvar="NEO4J_USER", help="Neo4j user (none for the local server).")
-@click.option("--password", envvar="NEO4J_PASSWORD", help="Neo4j password.")
-@click.option("--database", envvar="NEO4J_DATABASE", help="Neo4j database name.")
-@click.option("-v", "--verbose", is_flag=True, help="Log every LLM call (stage, time, tokens) to stderr.")
-@click.version_option(package_name="tmem-graph")
-@click.pass_context
-def main(ctx: click.Context, uri, user, password, database, verbose) -> None:
-    """tmem: T-Mem long-term conversational memory on Neo4j."""
-    if verbose:
-        import logging
-
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
-        logger = logging.getLogger("tmem_graph")
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
-    try:
-        settings = Settings.from_env(uri=uri, user=user, password=password, database=database)
-    except TmemError as exc:
-        raise click.ClickException(str(exc)) from None
-    ctx.obj = {"settings": settings}
-
-
-# -- local database --------------------------------------------------------------------------
-@main.group()
-def db() -> None:
-    """Start, inspect and stop the local Neo4j server."""
-
-
-def _server(port: int | None, data_dir: Path | None, http_port: int | None = None):
-    from .server import LocalServer
-
-    kwargs = {"bolt_port": port} if port else {}
-    if http_port is not None:
-        kwargs["http_port"] = http_port or None
-    return LocalServer(data_dir, **kwargs)
-
-
-def _server_options(fn):
-    """--port, --http-port and --data-dir, shared by the db commands."""
-    fn = click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path),
-                      help="Where the server keeps its jars, data and logs "
-                           "(default $TMEM_HOME or ~/.local/share/tmem-graph).")(fn)
-    fn = click.option("--http-port", type=int,
-                      help="HTTP port for Neo4j Browser (default 7474; 0 turns HTTP off).")(fn)
-    return click.option("--port", type=int, help="Bolt port (default 7687).")(fn)
-
-
-@db.command("start")
-@_server_options
-@click.option("--timeout", type=float, default=180.0, show_default=True,
-              help="Seconds to wait for the server to accept Bolt.")
-@_friendly
-def db_start(port, http_port, data_dir, timeout) -> None:
-    """Start a local Neo4j Community server (provisioned on first use); print its URI."""
-    click.echo(_server(port, data_dir, http_port).start(timeout=timeout))
-
-
-@db.command("status")
-@_server_options
-@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
-@_friendly
-def db_status(port, http_port, data_dir, as_json) -> None:
-    """Exit 0 if the local server runs, 3 if not."""
-    status = _server(port, data_dir, http_port).status()
-    if as_json:
-        _echo_json(status)
-    else:
-        state = f"running (pid {status['pid']}) at {status['uri']}" if status["running"] else "not running"
-        click.echo(f"local Neo4j {state}; data in {status['data_dir']}")
-    sys.exit(0 if status["running"] else 3)
-
-
-@db.command("stop")
-@_server_options
-@_friendly
-def db_stop(port, http_port, data_dir) -> None:
-    """Stop the local server gracefully."""
-    was_running = _server(port, data_dir, http_port).stop()
-    click.echo("stopped" if was_running else "not running")
-
-
-# -- schema ----------------------------------------------------------------------------------
-@main.group()
-def schema() -> None:
-    """Manage the database schema (constraints and indexes)."""
-
-
-@schema.command("apply")
-@click.pass_context
-@_friendly
-def schema_apply(ctx) -> None:
-    """Apply the schema migrations (idempotent) and wait for indexes to come online."""
-    applied = api.apply_schema(store=_store(ctx))
-    click.echo(f"schema: {len(applied)} migrations applied, indexes online")
+from .. import api
+from ..config import CUE_FUSIONS, FUSIONS
+from ..errors import OutputError
+from ..retrieve.results import ABLATIONS
+from .common import echo_json, friendly, settings_of, store_of
 
 
 # -- memories --------------------------------------------------------------------------------
-@main.command("import")
+@click.command("import")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--replace", is_flag=True, help="Overwrite a memory with the same id.")
 @click.pass_context
-@_friendly
+@friendly
 def import_cmd(ctx, file, replace) -> None:
     """Load a tmem-memory/1 document, all or nothing; print the memory id."""
-    memory, warnings = api.import_memory(file, replace=replace, store=_store(ctx))
+    memory, warnings = api.import_memory(file, replace=replace, store=store_of(ctx))
     for w in warnings:
         click.echo(f"warning: {w}", err=True)
     click.echo(memory.id)
 
 
-@main.command("ingest")
+@click.command("ingest")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--memory", "memory_id", required=True, help="The memory to build or extend.")
 @click.option("--format", "fmt", type=click.Choice(["locomo", "turns"]),
@@ -139,7 +37,7 @@ def import_cmd(ctx, file, replace) -> None:
 @click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True,
               help="LLM calls in flight at once for independent work.")
 @click.pass_context
-@_friendly
+@friendly
 def ingest_cmd(ctx, file, memory_id, fmt, sample, concurrency) -> None:
     """Build or extend a memory from a conversation with the configured LLM (TMEM_LLM_*)."""
     bars: dict[str, object] = {}
@@ -154,7 +52,7 @@ def ingest_cmd(ctx, file, memory_id, fmt, sample, concurrency) -> None:
         if done >= total:
             bar.__exit__(None, None, None)
 
-    report = api.ingest(memory_id, file, fmt=fmt, sample=sample, store=_store(ctx),
+    report = api.ingest(memory_id, file, fmt=fmt, sample=sample, store=store_of(ctx),
                         concurrency=concurrency, progress=progress)
     if report.new_turns == 0:
         click.echo(f"{memory_id}: nothing new ({report.skipped_turns} turns already in the memory)")
@@ -164,33 +62,33 @@ def ingest_cmd(ctx, file, memory_id, fmt, sample, concurrency) -> None:
                f"({report.new_topics} new), +{report.new_items} items, +{report.new_trigger_views} trigger views")
 
 
-@main.command("export")
+@click.command("export")
 @click.argument("memory_id")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
               help="Write to this file instead of stdout.")
 @click.pass_context
-@_friendly
+@friendly
 def export_cmd(ctx, memory_id, output) -> None:
     """Write a memory as a tmem-memory/1 document."""
-    text = api.dumps(api.Memory(memory_id, store=_store(ctx)).export())
+    text = api.dumps(api.Memory(memory_id, store=store_of(ctx)).export())
     if output:
         try:
             output.write_text(text, encoding="utf-8")
         except OSError as exc:
-            raise TmemError(f"{output}: cannot write ({exc.strerror})") from None
+            raise OutputError(f"{output}: cannot write ({exc.strerror})") from None
     else:
         click.echo(text, nl=False)
 
 
-@main.command("memories")
+@click.command("memories")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-@_friendly
+@friendly
 def memories_cmd(ctx, as_json) -> None:
     """List memories with their object counts."""
-    rows = api.list_memories(store=_store(ctx))
+    rows = api.list_memories(store=store_of(ctx))
     if as_json:
-        _echo_json(rows)
+        echo_json(rows)
         return
     if not rows:
         click.echo("no memories")
@@ -199,16 +97,16 @@ def memories_cmd(ctx, as_json) -> None:
                    f"{r['items']} items, {r['triggers']} triggers, {r['personas']} personas")
 
 
-@main.command("stats")
+@click.command("stats")
 @click.argument("memory_id")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-@_friendly
+@friendly
 def stats_cmd(ctx, memory_id, as_json) -> None:
     """Counts of a memory's objects and its construction cost ledger."""
-    stats = api.Memory(memory_id, store=_store(ctx)).stats()
+    stats = api.Memory(memory_id, store=store_of(ctx)).stats()
     if as_json:
-        _echo_json(stats)
+        echo_json(stats)
         return
     click.echo(f"memory {stats['memory_id']} (encoder {stats['encoder']}, {stats['dim']}-d, "
                f"created {stats['created_at']})")
@@ -225,16 +123,16 @@ def stats_cmd(ctx, memory_id, as_json) -> None:
                        f"{row.get('seconds', 0):.1f} s")
 
 
-@main.command("drop")
+@click.command("drop")
 @click.argument("memory_id")
 @click.option("--yes", is_flag=True, help="Confirm the deletion.")
 @click.pass_context
-@_friendly
+@friendly
 def drop_cmd(ctx, memory_id, yes) -> None:
     """Delete one memory and nothing else."""
     if not yes:
         raise click.UsageError("dropping a memory deletes it for good; add --yes to confirm")
-    deleted = api.Memory(memory_id, store=_store(ctx)).drop()
+    deleted = api.Memory(memory_id, store=store_of(ctx)).drop()
     click.echo(f"dropped {memory_id} ({deleted} nodes)")
 
 
@@ -250,7 +148,7 @@ CUE_FUSION_HELP = ("How SceneCue fuses dialogue, Scene trigger and Horizon: stro
                    "standard score) or rrf (k0 = 30, the reference code).")
 
 
-@main.command("recall")
+@click.command("recall")
 @click.argument("memory_id")
 @click.argument("query")
 @click.option("--speaker", help="Who asks: their persona is attached (default: every speaker's).")
@@ -265,7 +163,7 @@ CUE_FUSION_HELP = ("How SceneCue fuses dialogue, Scene trigger and Horizon: stro
 @click.option("--cue-fusion", type=click.Choice(CUE_FUSIONS), help=CUE_FUSION_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON object of the CLI contract.")
 @click.pass_context
-@_friendly
+@friendly
 def recall_cmd(ctx, memory_id, query, speaker, without, k_topics, k_scenes, k_items, r_triggers, tau,
                fusion, associative_share, cue_fusion, as_json) -> None:
     """Recall evidence for QUERY from a memory, and show why each piece came back."""
@@ -275,34 +173,34 @@ def recall_cmd(ctx, memory_id, query, speaker, without, k_topics, k_scenes, k_it
         if value is not None and value < 0:
             raise click.BadParameter(f"{name} must not be negative")
     overrides.update(fusion=fusion, associative_share=associative_share, cue_fusion=cue_fusion)
-    settings = _settings(ctx).with_retrieval(**{k: v for k, v in overrides.items() if v is not None})
-    result = api.Memory(memory_id, store=_store(ctx)).recall(
+    settings = settings_of(ctx).with_retrieval(**{k: v for k, v in overrides.items() if v is not None})
+    result = api.Memory(memory_id, store=store_of(ctx)).recall(
         query, speaker=speaker, without=_without(without), settings=settings.retrieval)
     if as_json:
-        _echo_json(result.to_json())
+        echo_json(result.to_json())
         return
     click.echo(format_recall(result))
 
 
-@main.command("ask")
+@click.command("ask")
 @click.argument("memory_id")
 @click.argument("question")
 @click.option("--speaker", help="Who asks: their persona is attached (default: every speaker's).")
 @click.option("--without", help="Comma list of cascade components to switch off.")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer with its evidence as JSON.")
 @click.pass_context
-@_friendly
+@friendly
 def ask_cmd(ctx, memory_id, question, speaker, without, as_json) -> None:
     """Recall evidence for QUESTION, then answer it with the configured LLM (TMEM_LLM_*)."""
-    result = api.Memory(memory_id, store=_store(ctx)).ask(question, speaker=speaker,
+    result = api.Memory(memory_id, store=store_of(ctx)).ask(question, speaker=speaker,
                                                          without=_without(without))
     if as_json:
-        _echo_json(result)
+        echo_json(result)
         return
     click.echo(result["answer"])
 
 
-@main.command("viz")
+@click.command("viz")
 @click.argument("memory_id")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), required=True,
               help="The HTML file to write.")
@@ -315,12 +213,12 @@ def ask_cmd(ctx, memory_id, question, speaker, without, as_json) -> None:
 @click.option("--max-nodes", type=click.IntRange(10, 100000), default=2000, show_default=True,
               help="Above this, trigger views are left out; beyond that the page is refused.")
 @click.pass_context
-@_friendly
+@friendly
 def viz_cmd(ctx, memory_id, output, topic, scene, hops, query, speaker, max_nodes) -> None:
     """Write the memory graph as a self-contained interactive HTML page (pyvis)."""
-    from . import viz
+    from .. import viz
 
-    memory = api.Memory(memory_id, store=_store(ctx))
+    memory = api.Memory(memory_id, store=store_of(ctx))
     graph = viz.restrict(viz.memory_graph(memory.document()), topic=topic, scene=scene, hops=hops)
     heading = f"memory {memory_id}"
     if query:
@@ -356,9 +254,4 @@ def format_recall(result) -> str:
     return "\n".join(lines)
 
 
-from .evaluate.commands import eval_group  # noqa: E402  (needs the helpers above)
-
-main.add_command(eval_group)
-
-if __name__ == "__main__":  # pragma: no cover
-    main()
+COMMANDS = (import_cmd, ingest_cmd, export_cmd, memories_cmd, stats_cmd, drop_cmd, recall_cmd, ask_cmd, viz_cmd)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-_PACKAGED = Path(__file__).parent / "cypher"  # inside an installed wheel
-_SOURCE = Path(__file__).parent.parent / "cypher"  # in a source checkout or editable install
+_PACKAGED = Path(__file__).parents[1] / "cypher"  # inside an installed wheel: tmem_graph/cypher
+_SOURCE = Path(__file__).parents[2] / "cypher"  # in a source checkout or editable install
 
 
 def cypher_root() -> Path:

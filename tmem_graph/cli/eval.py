@@ -10,9 +10,9 @@ from pathlib import Path
 import click
 
 from .. import api
-from ..cli_base import _echo_json, _friendly, _store
+from .common import echo_json, friendly, store_of
 from ..config import CUE_FUSIONS, FUSIONS
-from ..errors import TmemError
+from ..errors import UsageError
 
 
 # -- evaluation ------------------------------------------------------------------------------
@@ -73,30 +73,29 @@ def _eval_options(fn):
 
 def _tokenizer_count(memories: dict):
     """Token counter of the memories' encoder (the configured one, checked by `_open`)."""
-    tokenizer = next(iter(memories.values())).encoder._model.tokenizer
-    return lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])
+    return next(iter(memories.values())).encoder.count_tokens
 
 
 def _samples(root: Path, wanted: tuple[str, ...], option: str) -> tuple[list[dict], list[str]]:
     """All LoCoMo samples in `root` and the ids of the wanted ones, in file order ("all" = every one)."""
-    from . import data as ev
+    from ..evaluate import data as ev
 
     path = root / "locomo10.json"
     samples = ev.load(path)
     ids = [s.get("sample_id") for s in samples]
     unknown = [w for w in wanted if w != "all" and w not in ids]
     if unknown:
-        raise TmemError(f"{option}: no sample {', '.join(map(repr, unknown))} in {path} "
+        raise UsageError(f"{option}: no sample {', '.join(map(repr, unknown))} in {path} "
                         f"(it has {', '.join(map(str, ids))}, or 'all')")
     return samples, [i for i in ids if "all" in wanted or i in wanted]
 
 
 def _memory_ids(template: str, names: list[str]) -> dict[str, str]:
     """One memory per sample: `{sample}` in the --memory value is replaced by the sample id."""
-    from ..memory_format import check_memory_id
+    from ..format import check_memory_id
 
     if len(names) > 1 and "{sample}" not in template:
-        raise TmemError(f"--memory {template!r}: {len(names)} samples need a memory each; put {{sample}} "
+        raise UsageError(f"--memory {template!r}: {len(names)} samples need a memory each; put {{sample}} "
                         "in the id, e.g. --memory 'locomo-{sample}'")
     return {n: check_memory_id(template.replace("{sample}", n), "--memory") for n in names}
 
@@ -160,6 +159,21 @@ def _judge_block(llm, judged: dict, **extra) -> dict:
             "system": "full", **extra, **judged, "usage": usage}
 
 
+def _publish(result: dict, out: Path, stem: str, header: str, table: str, as_json: bool, plot) -> None:
+    """Write the report (`<stem>.md`, `.json`, `.png` under `out`), then print its summary: the
+    JSON of the recall (and judge) summary, or the header and the table."""
+    from ..evaluate import report
+
+    report.write(out, stem, result, table, header)
+    plot(out / f"{stem}.png")
+    if as_json:
+        echo_json(result["summary"] if "judge" not in result else
+                  {"recall": result["summary"], "judge": result["judge"]["summary"]})
+    else:
+        click.echo(header + "\n\n" + table)
+        click.echo(f"\nreport in {out}/{stem}.md, .json, .png")
+
+
 def _judge_section(header: str, table: str) -> str:
     return f"\n\n## LLM judge\n\n{header}\n\n{table}"
 
@@ -176,20 +190,20 @@ def _judge_section(header: str, table: str) -> str:
               help="What the baselines' token budget matches: the cascade's evidence (scenes and items) "
                    "or its whole context block (persona included).")
 @click.pass_context
-@_friendly
+@friendly
 def eval_locomo(ctx, sample, memory_id, data_path, build, sessions, limit, no_ablations, no_baselines, out_dir,
                 as_json, judge, judge_runs, budget_of):
     """LoCoMo evidence recall per category: cascade, ablations and flat baselines; with --judge,
     LLM-judge accuracy and token F1. Several samples are scored together (each in its own
     memory): the table is over all their questions, with one line per sample beside it."""
-    from . import data as ev, report, runner
+    from ..evaluate import data as ev, report, runner
 
     llm = _judge_llm(ctx, judge)
     root = data_path or ev.data_dir()
     samples, names = _samples(root, sample, "--sample")
     by_id = {s.get("sample_id"): s for s in samples}
     memory_ids = _memory_ids(memory_id, names)
-    store = _store(ctx)
+    store = store_of(ctx)
     if build:
         for name in names:
             _build(memory_ids[name], ev.build_steps(by_id[name], sessions), store, llm)
@@ -225,18 +239,12 @@ def eval_locomo(ctx, sample, memory_id, data_path, build, sessions, limit, no_ab
         result["judge"] = _judge_locomo(llm, memories, qas, judge_runs)
         table += _judge_section(_judge_locomo_header(result["judge"]),
                                 report.markdown_judge(result["judge"]["summary"]))
-    report.write(out, "locomo", result, table, header)
-    report.plot_locomo(result["summary"], out / "locomo.png", f"LoCoMo {scope['where']}: evidence recall")
-    if as_json:
-        _echo_json(result["summary"] if llm is None else
-                   {"recall": result["summary"], "judge": result["judge"]["summary"]})
-    else:
-        click.echo(header + "\n\n" + table)
-        click.echo(f"\nreport in {out}/locomo.md, .json, .png")
+    _publish(result, out, "locomo", header, table, as_json,
+             lambda png: report.plot_locomo(result["summary"], png, f"LoCoMo {scope['where']}: evidence recall"))
 
 
 def _judge_locomo(llm, memories: dict, qas: dict, runs: int) -> dict:
-    from .judge import judge_locomo, summarise_locomo
+    from ..evaluate.judge import judge_locomo, summarise_locomo
 
     rows = []
     with click.progressbar(length=sum(map(len, qas.values())), label="judged", file=sys.stderr) as bar:
@@ -263,20 +271,20 @@ def _judge_locomo_header(block: dict) -> str:
                    "(shared/data/strong-triggers) instead of the stitched dev probes.")
 @click.option("--judge", is_flag=True, help=JUDGE_HELP)
 @click.pass_context
-@_friendly
+@friendly
 def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no_ablations, no_baselines, out_dir,
                      as_json, probes_path, judge):
     """LoCoMo-Plus cue recall (S@1, S@5 per relation type) for the probes of one or more base
     conversations (each in its own memory), or of an imported memory with --probes; with
     --judge, the binary memory-awareness judge's accuracy."""
-    from . import data as ev, report, runner
+    from ..evaluate import data as ev, report, runner
 
     clash = [o for o, v in (("--build", build), ("--sessions", sessions), ("--base", base != ("conv-26",)),
                             ("--judge (a probe file has no query times)", judge)) if v]
     if probes_path is not None and clash:
-        raise TmemError(f"--probes scores an imported memory as it is; drop {', '.join(clash)}")
+        raise UsageError(f"--probes scores an imported memory as it is; drop {', '.join(clash)}")
     llm = _judge_llm(ctx, judge)
-    store = _store(ctx)
+    store = store_of(ctx)
     if probes_path is not None:
         memory_ids = {memory_id: _memory_ids(memory_id, [memory_id])[memory_id]}
         memories = _open(store, memory_ids)
@@ -322,14 +330,8 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
         result["judge"] = _judge_plus(llm, memories, probes)
         table += _judge_section(_judge_plus_header(result["judge"]),
                                 report.markdown_judge(result["judge"]["summary"], group="relation"))
-    report.write(out, "locomo_plus", result, table, header)
-    report.plot_plus(result["summary"], out / "locomo_plus.png", f"LoCoMo-Plus {scope['where']}: cue recall")
-    if as_json:
-        _echo_json(result["summary"] if llm is None else
-                   {"recall": result["summary"], "judge": result["judge"]["summary"]})
-    else:
-        click.echo(header + "\n\n" + table)
-        click.echo(f"\nreport in {out}/locomo_plus.md, .json, .png")
+    _publish(result, out, "locomo_plus", header, table, as_json,
+             lambda png: report.plot_plus(result["summary"], png, f"LoCoMo-Plus {scope['where']}: cue recall"))
 
 
 def _scene_turns(memory) -> dict:
@@ -342,7 +344,7 @@ def _scene_turns(memory) -> dict:
 
 
 def _judge_plus(llm, memories: dict, probes: dict) -> dict:
-    from .judge import judge_locomo_plus, summarise_plus
+    from ..evaluate.judge import judge_locomo_plus, summarise_plus
 
     rows = []
     with click.progressbar(length=sum(map(len, probes.values())), label="judged", file=sys.stderr) as bar:

@@ -1,0 +1,5 @@
+"""`python -m tmem_graph.cli`: the same as `tmem`."""
+
+from .main import main
+
+main()

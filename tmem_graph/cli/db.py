@@ -1,0 +1,85 @@
+"""`tmem db` (the local Neo4j server) and `tmem schema` (constraints and indexes)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .. import api
+from .common import echo_json, friendly, store_of
+
+
+# -- local database --------------------------------------------------------------------------
+@click.group()
+def db() -> None:
+    """Start, inspect and stop the local Neo4j server."""
+
+
+def _server(port: int | None, data_dir: Path | None, http_port: int | None = None):
+    from ..local.neo4j import LocalServer
+
+    kwargs = {"bolt_port": port} if port else {}
+    if http_port is not None:
+        kwargs["http_port"] = http_port or None
+    return LocalServer(data_dir, **kwargs)
+
+
+def _server_options(fn):
+    """--port, --http-port and --data-dir, shared by the db commands."""
+    fn = click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path),
+                      help="Where the server keeps its jars, data and logs "
+                           "(default $TMEM_HOME or ~/.local/share/tmem-graph).")(fn)
+    fn = click.option("--http-port", type=int,
+                      help="HTTP port for Neo4j Browser (default 7474; 0 turns HTTP off).")(fn)
+    return click.option("--port", type=int, help="Bolt port (default 7687).")(fn)
+
+
+@db.command("start")
+@_server_options
+@click.option("--timeout", type=float, default=180.0, show_default=True,
+              help="Seconds to wait for the server to accept Bolt.")
+@friendly
+def db_start(port, http_port, data_dir, timeout) -> None:
+    """Start a local Neo4j Community server (provisioned on first use); print its URI."""
+    click.echo(_server(port, data_dir, http_port).start(timeout=timeout))
+
+
+@db.command("status")
+@_server_options
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@friendly
+def db_status(port, http_port, data_dir, as_json) -> None:
+    """Exit 0 if the local server runs, 3 if not."""
+    status = _server(port, data_dir, http_port).status()
+    if as_json:
+        echo_json(status)
+    else:
+        state = f"running (pid {status['pid']}) at {status['uri']}" if status["running"] else "not running"
+        click.echo(f"local Neo4j {state}; data in {status['data_dir']}")
+    sys.exit(0 if status["running"] else 3)
+
+
+@db.command("stop")
+@_server_options
+@friendly
+def db_stop(port, http_port, data_dir) -> None:
+    """Stop the local server gracefully."""
+    was_running = _server(port, data_dir, http_port).stop()
+    click.echo("stopped" if was_running else "not running")
+
+
+# -- schema ----------------------------------------------------------------------------------
+@click.group()
+def schema() -> None:
+    """Manage the database schema (constraints and indexes)."""
+
+
+@schema.command("apply")
+@click.pass_context
+@friendly
+def schema_apply(ctx) -> None:
+    """Apply the schema migrations (idempotent) and wait for indexes to come online."""
+    applied = api.apply_schema(store=store_of(ctx))
+    click.echo(f"schema: {len(applied)} migrations applied, indexes online")
