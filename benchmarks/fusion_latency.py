@@ -63,7 +63,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         old_cascade, old_store = package_at(args.before, Path(tmp))
-        before_store = old_store.Store()
+        before_store = old_store.Store(settings)
         before = old_cascade.Cascade(before_store, before_store.settings.retrieval)
         after = Cascade(memory.store, settings.retrieval)
         times = {"before": [], "after": []}

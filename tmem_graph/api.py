@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 from .config import RetrievalSettings, Settings
 from .encode import Encoder, get_encoder
 from .errors import EncoderMismatch, StoreClosed, UsageError
-from .format import check_memory_id, load_file, parse_document, to_document
+from .format import MAX_TEXT_BYTES, check_memory_id, load_file, parse_document, to_document
 from .model import MemoryDoc
+from .textio import text_problem
 from .retrieve.cascade import Cascade
 from .retrieve.evidence import format_evidence
 from .retrieve.results import Recall
@@ -84,6 +85,12 @@ class Memory:
         """
         if not isinstance(query, str) or not query.strip():
             raise UsageError("the query is empty")
+        for what, value in (("the query", query), ("the speaker", speaker)):
+            why = text_problem(value) if isinstance(value, str) else None
+            if why:
+                raise UsageError(f"{what} is {why}")
+        if len(query.encode("utf-8")) > MAX_TEXT_BYTES:
+            raise UsageError(f"the query is longer than the limit of {MAX_TEXT_BYTES} bytes")
         t0 = time.perf_counter()
         vector = self.encoder.encode([query])[0]
         encode_ms = (time.perf_counter() - t0) * 1000
@@ -212,6 +219,21 @@ def _borrowed(store: Store | None, settings: Settings | None) -> Iterator[Store]
         return
     with Store(settings or Settings.from_env()) as own:
         yield own
+
+
+def check_database(repair: bool = False, settings: Settings | None = None, store: Store | None = None,
+                   encoder: Encoder | None = None) -> dict:
+    """Whether every index recall needs is usable: {"indexes": [{name, state, ok, problem}],
+    "repaired": [names]}. With `repair`, the unusable ones are dropped and built again from
+    the stored data, then checked again."""
+    with _borrowed(store, settings) as store:
+        dim = (encoder or get_encoder(store.settings.encoder)).dim
+        report = store.check_indexes(dim)
+        broken = [e["name"] for e in report if not e["ok"]]
+        if repair and broken:
+            store.repair_indexes(broken, dim)
+            report = store.check_indexes(dim)
+        return {"indexes": report, "repaired": broken if repair else []}
 
 
 def dumps(document: dict) -> str:

@@ -21,6 +21,7 @@ from .errors import ConfigError
 DEFAULT_URI = "bolt://127.0.0.1:7687"
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 FUSIONS = ("lanes", "rrf", "rrf_tail", "score")
+MAX_BUDGET = 10_000   # the largest budget or depth a recall accepts (queries stay bounded)
 CUE_FUSIONS = ("strongest", "rrf")
 
 
@@ -43,6 +44,16 @@ class RetrievalSettings:
     cue_fusion: str = "strongest"    # how SceneCue fuses its channels, one of CUE_FUSIONS
 
     def __post_init__(self) -> None:
+        for name in ("k_topics", "k_scenes", "k_items", "r_trigger_items", "cue_top", "candidates"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BUDGET:
+                raise ConfigError(f"{name} {value!r}: must be an integer from 0 to {MAX_BUDGET}")
+        for name in ("k0", "cue_k0"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_BUDGET:
+                raise ConfigError(f"{name} {value!r}: must be an integer from 1 to {MAX_BUDGET}")
+        if not -1.0 <= self.tau <= 1.0:
+            raise ConfigError(f"tau {self.tau}: a cosine gate must lie in [-1, 1]")
         if self.fusion not in FUSIONS:
             raise ConfigError(f"fusion {self.fusion!r}: choose from {', '.join(FUSIONS)}")
         if self.cue_fusion not in CUE_FUSIONS:

@@ -38,6 +38,14 @@ class OutputError(TmemError):
     """A result could not be written where asked (the path is named)."""
 
 
+class DatabaseFault(TmemError):
+    """Neo4j failed inside a query (e.g. an index left unusable by a crash)."""
+
+
+class TransactionTooLarge(TmemError):
+    """A write needs more transaction memory than the server allows; the message names the setting."""
+
+
 class ValidationError(TmemError):
     """An input document breaks a rule; `problems` lists every violation found."""
 
@@ -50,6 +58,10 @@ class ValidationError(TmemError):
 
 class MemoryNotFound(TmemError):
     """No memory with the given id exists in the database."""
+
+
+class MemoryBusy(TmemError):
+    """A memory kept changing while it was read (writers committed throughout the wait)."""
 
 
 class MemoryExists(TmemError):

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ValidationError
-from .textio import is_iso_datetime, parse_json, read_text
+from .textio import is_iso_datetime, parse_json, read_text, value_problems
 from .model import (
     SCENE_ATTRIBUTES,
     HorizonTrigger,
@@ -30,6 +30,8 @@ FORMAT = "tmem-memory/1"
 MEMORY_ID_RE = re.compile(r"^[A-Za-z0-9_.:\-]{1,128}$")
 MAX_TURNS = 1_000_000
 MAX_TEXT_BYTES = 32 * 1024
+MAX_ID_CHARS = 256     # ids and speaker names are indexed: Neo4j refuses index keys over ~8 KB
+MAX_NAME_CHARS = 256
 
 _TOP_KEYS = {"format", "memory_id", "speakers", "turns", "scenes", "topics", "items", "personas"}
 _KEYS = {
@@ -96,6 +98,9 @@ class _Checker:
         if not isinstance(value, str) or not value:
             self.fail(f"{path}.id", "must be a non-empty string")
             return None
+        if len(value) > MAX_ID_CHARS:
+            self.fail(f"{path}.id", f"longer than {MAX_ID_CHARS} characters")
+            return None
         if value in seen:
             self.fail(f"{path}.id", f"duplicate {kind} id {_q(value)}")
         seen.add(value)
@@ -144,6 +149,9 @@ def parse_document(doc: Any) -> tuple[MemoryDoc, list[str]]:
     """
     if not isinstance(doc, dict):
         raise ValidationError([f"document: must be a JSON object, not {type(doc).__name__}"])
+    unstorable = value_problems(doc)
+    if unstorable:  # before any rule: the rules below may assume storable values
+        raise ValidationError(unstorable)
     c = _Checker()
     c.keys(doc, _TOP_KEYS, "document")
     if doc.get("format") != FORMAT:
@@ -157,6 +165,8 @@ def parse_document(doc: Any) -> tuple[MemoryDoc, list[str]]:
     if not isinstance(speakers, list) or not all(isinstance(s, str) and s for s in speakers):
         c.fail("speakers", "must be a list of non-empty names")
         speakers = []
+    elif any(len(s) > MAX_NAME_CHARS for s in speakers):
+        c.fail("speakers", f"a name is longer than {MAX_NAME_CHARS} characters")
     elif len(set(speakers)) != len(speakers):
         c.fail("speakers", "a name is listed twice")
 

@@ -68,7 +68,7 @@ def import_memory(store: Store, memory: MemoryDoc, encoder: Encoder, replace: bo
     with WriteLease(store, m, "import") as lease:
         if store.exists(m) and not replace:  # again, now that no one else may write it
             raise MemoryExists(f"memory {m!r} already exists (use --replace to overwrite)")
-        with store.transaction() as tx:
+        with lease.committing(), store.transaction() as tx:
             lease.check_in(tx)
             if replace:
                 store.delete_in(tx, m)

@@ -14,6 +14,7 @@ SET l.token = CASE WHEN takeover THEN $token ELSE l.token END,
     l.host = CASE WHEN takeover THEN $host ELSE l.host END,
     l.pid = CASE WHEN takeover THEN $pid ELSE l.pid END,
     l.since = CASE WHEN takeover THEN timestamp() ELSE l.since END,
-    l.expires_at = CASE WHEN takeover THEN timestamp() + $ttl_ms ELSE l.expires_at END
+    l.expires_at = CASE WHEN takeover THEN timestamp() + $ttl_ms ELSE l.expires_at END,
+    l.committing = CASE WHEN takeover THEN false ELSE l.committing END
 RETURN l.token = $token AS acquired, l.token AS token, l.holder AS holder, l.host AS host, l.pid AS pid,
        l.since AS since, l.expires_at AS expires_at

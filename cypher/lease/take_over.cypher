@@ -5,5 +5,5 @@
 OPTIONAL MATCH (l:WriteLease {memory_id: $memory_id})
 WHERE l.token = $stale
 SET l.token = $token, l.holder = $holder, l.host = $host, l.pid = $pid, l.since = timestamp(),
-    l.expires_at = timestamp() + $ttl_ms
+    l.expires_at = timestamp() + $ttl_ms, l.committing = false
 RETURN l IS NOT NULL AS acquired

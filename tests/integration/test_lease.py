@@ -63,3 +63,32 @@ def test_import_replace_and_drop_take_the_lease(store, encoder, team_doc, new_id
             memory.drop()
     assert memory.export() == before
     assert memory.drop() > 0
+
+
+def test_a_writer_learns_at_once_that_its_database_is_gone(settings, new_id):
+    from tmem_graph.errors import StoreClosed
+    from tmem_graph.store import Store
+
+    lost = Store(settings)  # a connection of its own, closed below as a lost database would be
+    lease = WriteLease(lost, new_id("lease"), "ingest", ttl_s=0.6).__enter__()
+    lease.ensure()  # all well so far
+    lost.close()
+    deadline = time.monotonic() + 5
+    while lease.trouble is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with pytest.raises(StoreClosed):
+        lease.ensure()
+    lease.__exit__(None, None, None)  # gives up quietly; the lease lapses on the server
+
+
+def test_a_writer_whose_lease_is_taken_over_learns_it_before_writing(store, new_id):
+    memory_id = new_id("lease")
+    first = WriteLease(store, memory_id, "ingest", ttl_s=0.6).__enter__()
+    store.run("lease/release", memory_id=memory_id, token=first.token)  # as if lapsed and taken
+    with WriteLease(store, memory_id, "import", wait_s=0):
+        deadline = time.monotonic() + 5
+        while first.trouble is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with pytest.raises(LeaseLost, match="taken over"):
+            first.ensure()
+    first.__exit__(None, None, None)

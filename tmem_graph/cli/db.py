@@ -83,3 +83,27 @@ def schema_apply(ctx) -> None:
     """Apply the schema migrations (idempotent) and wait for indexes to come online."""
     applied = api.apply_schema(store=store_of(ctx))
     click.echo(f"schema: {len(applied)} migrations applied, indexes online")
+
+
+@db.command("check")
+@click.option("--repair", is_flag=True, help="Drop every index that fails and build it again from the stored data.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+@friendly
+def db_check(ctx, repair, as_json) -> None:
+    """Check that every index recall needs exists, is online and answers (a killed server can
+    leave an index that throws on every query); with --repair, rebuild the ones that fail.
+    Exit 0 if all are usable (after the repair), 4 if not."""
+    report = api.check_database(repair=repair, store=store_of(ctx))
+    if as_json:
+        echo_json(report)
+    else:
+        for entry in report["indexes"]:
+            click.echo(f"{entry['name']}: " + ("ok" if entry["ok"] else f"UNUSABLE, {entry['problem']}"))
+        if report["repaired"]:
+            click.echo(f"rebuilt {', '.join(report['repaired'])}")
+        bad = [e["name"] for e in report["indexes"] if not e["ok"]]
+        if bad and not repair:
+            click.echo(f"{len(bad)} unusable: run `tmem db check --repair` to rebuild "
+                       f"{'it' if len(bad) == 1 else 'them'} from the stored data", err=True)
+    sys.exit(0 if all(e["ok"] for e in report["indexes"]) else 4)

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ValidationError
-from ..format import MAX_TEXT_BYTES
-from ..textio import is_iso_datetime, parse_json, read_text
+from ..format import MAX_ID_CHARS, MAX_NAME_CHARS, MAX_TEXT_BYTES
+from ..textio import is_iso_datetime, parse_json, read_text, value_problems
 
 LOCOMO_TIME = "%I:%M %p on %d %B, %Y"
 
@@ -45,7 +45,7 @@ def guess_format(raw: str) -> str:
     """`locomo` for LoCoMo samples (objects with a `conversation`), else `turns`."""
     try:
         data = json.loads(raw)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return "turns"  # JSON Lines (or broken input, which the turns parser reports)
     first = data[0] if isinstance(data, list) and data else data
     return "locomo" if isinstance(first, dict) and "conversation" in first else "turns"
@@ -67,8 +67,14 @@ def generic_turns(raw: str, where: str = "input") -> list[InputTurn]:
                 records.append((f"{where} line {n}", json.loads(line)))
             except json.JSONDecodeError as exc:
                 problems.append(f"{where} line {n}: invalid JSON ({exc.msg})")
+            except RecursionError:
+                problems.append(f"{where} line {n}: JSON nested too deeply to read")
     turns, ids = [], set()
     for at, rec in records:
+        unstorable = value_problems(rec, at)
+        if unstorable:
+            problems += unstorable
+            continue
         turn = _check_turn(rec, at, problems)
         if turn is None:
             continue
@@ -92,6 +98,8 @@ def _check_turn(rec: Any, at: str, problems: list[str]) -> InputTurn | None:
     speaker, text = rec.get("speaker"), rec.get("text")
     if not isinstance(speaker, str) or not speaker.strip():
         problems.append(f'{at}: "speaker" is missing or empty')
+    elif len(speaker.strip()) > MAX_NAME_CHARS:
+        problems.append(f'{at}: "speaker" is longer than {MAX_NAME_CHARS} characters')
     if not isinstance(text, str) or not text.strip():
         problems.append(f'{at}: "text" is missing or empty')
     elif len(text.encode("utf-8")) > MAX_TEXT_BYTES:
@@ -105,6 +113,8 @@ def _check_turn(rec: Any, at: str, problems: list[str]) -> InputTurn | None:
     tid = rec.get("id")
     if tid is not None and (not isinstance(tid, str) or not tid):
         problems.append(f'{at}: "id" must be a non-empty string')
+    elif tid is not None and len(tid) > MAX_ID_CHARS:
+        problems.append(f'{at}: "id" is longer than {MAX_ID_CHARS} characters')
     if len(problems) > bad:
         return None
     return InputTurn(speaker.strip(), text, time, session, tid)
@@ -131,7 +141,9 @@ def locomo_turns(data: Any, sample: str | None, where: str = "input") -> list[In
         chosen = found[0]
     name = chosen.get("sample_id", "sample")
     conv = chosen["conversation"]
-    problems: list[str] = []
+    problems: list[str] = value_problems(conv, f"{name}")
+    if problems:
+        raise ValidationError(problems)
     sessions = sorted((int(m.group(1)), key) for key in conv
                       if (m := re.fullmatch(r"session_(\d+)", key)) and isinstance(conv[key], list))
     turns: list[InputTurn] = []

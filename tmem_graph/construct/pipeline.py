@@ -18,11 +18,10 @@ from typing import Callable, Iterable, TypeVar
 
 from ..encode import Encoder
 from ..errors import EncoderMismatch, MemoryNotFound
-from ..store import WriteLease
 from ..llm.client import LLMClient
 from ..format import check_memory_id
 from ..model import Item, MemoryDoc, Persona, Scene, Turn
-from ..store import Store
+from ..store import Store, WriteLease, new_version
 from ..transfer import export_memory, memory_rows, write_rows
 from . import stages
 from .inputs import InputTurn
@@ -105,7 +104,17 @@ class Builder:
         self.store.require_schema(self.encoder.dim)
         with WriteLease(self.store, memory_id, "ingest") as lease:
             self._lease = lease
-            return self._ingest(memory_id, incoming)
+            report = self.progress
+
+            def progress(stage: str, done: int, total: int) -> None:
+                lease.ensure()  # a lost database or lease stops the LLM work at the next step
+                report(stage, done, total)
+
+            self.progress = progress
+            try:
+                return self._ingest(memory_id, incoming)
+            finally:
+                self.progress = report
 
     def _ingest(self, memory_id: str, incoming: list[InputTurn]) -> IngestReport:
         self._ledger_start = {k: dict(vars(v)) for k, v in self.llm.ledger.items()}
@@ -191,13 +200,13 @@ class Builder:
             row["seq"] = position.get(row["id"], len(old.topics) + n)
         m = delta.memory_id
         ledger = self._merged_ledger(m)
-        with self.store.transaction() as tx:
+        with self._lease.committing(), self.store.transaction() as tx:
             self._lease.check_in(tx)
             if not old.turns and not self.store.exists(m):
                 self.store.create_memory_in(tx, m, self.encoder.name, self.encoder.dim, delta.speakers)
             write_rows(self.store, tx, m, rows)
             self.store.tx_run(tx, "store/memory_update", memory_id=m, speakers=delta.speakers,
-                              ledger=json.dumps(ledger))
+                              ledger=json.dumps(ledger), version=new_version())
         self.progress("write", 1, 1)
 
     def _merged_ledger(self, memory_id: str) -> dict[str, dict]:

@@ -14,8 +14,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Iterable
 
 from ..config import RetrievalSettings
-from ..errors import UsageError
+from ..errors import MemoryBusy, MemoryNotFound, UsageError
 from ..store import ft_scope
+from ..store.lease import holder_gone
 from ..triggers import ITEM, SCENE_FAMILIES
 from .lucene import scoped_query
 from .results import ABLATIONS, Recall
@@ -25,6 +26,7 @@ from .select import (ItemCandidates, SceneCandidates, best_view, scene_cue, sele
 TOPIC_FIELDS = {"title": 2.0, "keywords_text": 1.0, "summary": 1.0}
 SCENE_FIELDS = {"title": 3.0, "summary": 2.0, "narrative": 1.0, "text": 1.0}
 ITEM_FIELDS = {"text": 1.0}
+CONSISTENT_WAIT_S = 30.0  # how long a recall runs again while its memory keeps being written
 
 
 def check_ablations(without: Iterable[str]) -> frozenset[str]:
@@ -34,6 +36,14 @@ def check_ablations(without: Iterable[str]) -> frozenset[str]:
     if unknown:
         raise UsageError(f"unknown component(s) {', '.join(unknown)}; choose from {', '.join(ABLATIONS)}")
     return names
+
+
+def _state_of(rows: list[dict]) -> dict:
+    """A memory's state from retrieve/memory_state: a writer of this host that died while
+    committing does not count as committing (its lease lapses on its own)."""
+    row = rows[0]
+    committing = bool(row["committing"]) and not holder_gone(row["host"], row["pid"])
+    return {"exists": row["exists"], "version": row["version"], "committing": committing}
 
 
 def scored(rows: list[dict]) -> list[tuple[str, float]]:
@@ -62,10 +72,41 @@ class Cascade:
     def recall(self, memory_id: str, query: str, vector: list[float], speaker: str | None = None,
                without: Iterable[str] = (), trace: bool = False) -> Recall:
         """Evidence for `query` from one memory; `without` switches components off; `trace`
-        keeps the candidates each layer fused (`Recall.trace`) for offline study."""
+        keeps the candidates each layer fused (`Recall.trace`) for offline study.
+
+        A recall sees one version of the memory: it reads the memory's state (version, and
+        whether a writer is committing) with its first queries and again after its last, and
+        runs again while they differ or a commit is under way, for up to `CONSISTENT_WAIT_S`.
+        """
         off = check_ablations(without)
-        cfg = self.cfg
         t0 = time.perf_counter()
+        deadline = time.monotonic() + CONSISTENT_WAIT_S
+        attempts = 0
+        while True:
+            attempts += 1
+            before, result = self._recall_once(memory_id, query, vector, speaker, off, trace)
+            after = self._state(memory_id)
+            if not before["exists"] or not after["exists"]:
+                raise MemoryNotFound(f"no memory {memory_id!r} (it was dropped or never existed)")
+            if result is not None and before == after and not before["committing"]:
+                break
+            if time.monotonic() >= deadline:
+                raise MemoryBusy(f"memory {memory_id!r} kept changing for {CONSISTENT_WAIT_S:.0f} s while it was "
+                                 f"recalled ({attempts} attempts); try again when its writer has finished")
+            if before["committing"] or after["committing"]:
+                time.sleep(0.05)  # a commit is under way: give it a moment
+        result.timings_ms["total"] = (time.perf_counter() - t0) * 1000
+        result.attempts = attempts
+        return result
+
+    def _state(self, memory_id: str) -> dict:
+        return _state_of(self._run("retrieve/memory_state", {"memory_id": memory_id}))
+
+    def _recall_once(self, memory_id: str, query: str, vector: list[float], speaker: str | None,
+                     off: frozenset[str], trace: bool) -> tuple[dict, Recall | None]:
+        """One pass of the cascade: the memory's state read with its first queries, and the
+        recall (None when its rows do not hang together: a write landed in between)."""
+        cfg = self.cfg
         jobs: dict[str, Future] = {}
 
         def submit(key: str, name: str, **params) -> None:
@@ -99,7 +140,11 @@ class Cascade:
                        limit=len(ITEM.views) * cfg.r_trigger_items + ITEM.depth * cfg.candidates)
         if "persona" not in off:
             submit("persona", "retrieve/personas", speaker=speaker)
+        submit("state", "retrieve/memory_state")
         got = {key: job.result() for key, job in jobs.items()}
+        state = _state_of(got.pop("state"))
+        if not state["exists"]:
+            return state, None
 
         result = Recall(memory_id, query, persona=got.get("persona", []))
         traced: dict = {}
@@ -119,13 +164,14 @@ class Cascade:
         if scenes_on:
             rows = {r["id"]: r for r in jobs["scene_rows"].result()}
             for s in result.scenes:
-                row = rows[s.id]
+                row = rows.get(s.id)
+                if row is None or not row["turns"]:  # a scene always has turns: a write landed
+                    return state, None
                 s.title, s.time, s.turns = row["title"], row["time"], row["turns"]
                 s.summary, s.narrative = row["summary"], row["narrative"]
-        result.timings_ms["total"] = (time.perf_counter() - t0) * 1000
         if trace:
             result.trace = traced
-        return result
+        return state, result
 
     def _scene_candidates(self, memory_id, vector, off, got) -> SceneCandidates:
         """The scene layer's candidates: the rankings of the first round, SceneCue, then the

@@ -47,6 +47,7 @@ class Recall:
     persona: list[dict] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     trace: dict | None = field(default=None, repr=False)  # each layer's candidates (Cascade.recall trace=True)
+    attempts: int = 1   # passes of the cascade: more than one when a write landed during the recall
 
     def to_json(self) -> dict:
         """The `tmem recall --json` object of shared/spec/cli.md (plus `ranks`, `summary`)."""

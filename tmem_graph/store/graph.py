@@ -2,28 +2,38 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
+import uuid
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator
 
 import neo4j
 from neo4j import GraphDatabase
-from neo4j.exceptions import AuthError, ClientError, DriverError, Neo4jError, ServiceUnavailable
+from neo4j.exceptions import (AuthError, ClientError, DriverError, IncompleteCommit, Neo4jError,
+                              ServiceUnavailable, SessionExpired)
 
 from ..config import Settings
-from ..errors import DatabaseUnavailable, MemoryExists, MemoryNotFound, SchemaError, StoreClosed
+from ..errors import (DatabaseFault, DatabaseUnavailable, MemoryExists, MemoryNotFound, SchemaError, StoreClosed,
+                      TransactionTooLarge, ValidationError)
 from .lease import WriteLease
 from .queries import names, query
 
 WRITE_BATCH = 500
 VECTOR_INDEXES = ("topic_embedding", "scene_embedding", "scene_dialogue_embedding",
                   "item_embedding", "trigger_embedding")
+REPAIRABLE_INDEXES = VECTOR_INDEXES + ("text_search",)  # what `tmem db check --repair` rebuilds
 DELETE_QUERIES = ("store/delete_triggers", "store/delete_items", "store/delete_topics",
                   "store/delete_scenes", "store/delete_turns", "store/delete_personas",
                   "store/delete_memory")
+
+
+def new_version() -> str:
+    """A memory's version after a write: new for every write transaction."""
+    return uuid.uuid4().hex
 
 
 def ft_scope(kind: str, memory_id: str) -> str:
@@ -85,41 +95,69 @@ class Store:
     def run(self, name: str, **params: Any) -> list[dict]:
         """Run the named query in its own transaction; return its records as dicts."""
         t0 = time.perf_counter()
-        with self.session() as s:
-            try:
-                result = s.run(query(name), params)
-                rows = [r.data() for r in result]
-                if self.query_listeners:
-                    summary = result.consume()
-                    server_ms = (summary.result_available_after or 0) + (summary.result_consumed_after or 0)
-                    wall_ms = (time.perf_counter() - t0) * 1000
-                    for listener in self.query_listeners:
-                        listener(name, params, wall_ms, server_ms)
-                return rows
-            except ServiceUnavailable as exc:
-                raise DatabaseUnavailable(f"lost Neo4j at {self.settings.uri}: {_short(exc)}") from None
+        with self.session() as s, self._translated(name):
+            result = s.run(query(name), params)
+            rows = [r.data() for r in result]
+            if self.query_listeners:
+                summary = result.consume()
+                server_ms = (summary.result_available_after or 0) + (summary.result_consumed_after or 0)
+                wall_ms = (time.perf_counter() - t0) * 1000
+                for listener in self.query_listeners:
+                    listener(name, params, wall_ms, server_ms)
+            return rows
 
     @contextmanager
     def transaction(self) -> Iterator[neo4j.Transaction]:
         """One explicit transaction: everything inside commits together or not at all."""
         with self.session() as s:
-            tx = s.begin_transaction()
+            with self._translated("begin"):
+                tx = s.begin_transaction()
             try:
                 yield tx
-                tx.commit()
+                with self._translated("commit"):
+                    tx.commit()
             except BaseException:
                 if not tx.closed():
-                    tx.rollback()
+                    with contextlib.suppress(Neo4jError, DriverError, OSError):
+                        tx.rollback()
                 raise
 
-    @staticmethod
-    def tx_run(tx: neo4j.Transaction, name: str, **params: Any) -> list[dict]:
-        return [r.data() for r in tx.run(query(name), params)]
+    def tx_run(self, tx: neo4j.Transaction, name: str, **params: Any) -> list[dict]:
+        with self._translated(name):
+            return [r.data() for r in tx.run(query(name), params)]
 
     def tx_batches(self, tx: neo4j.Transaction, name: str, rows: list[dict], **params: Any) -> None:
         """Run an `UNWIND $rows` query over rows in batches inside transaction `tx`."""
-        for start in range(0, len(rows), WRITE_BATCH):
-            tx.run(query(name), {**params, "rows": rows[start:start + WRITE_BATCH]}).consume()
+        with self._translated(name):
+            for start in range(0, len(rows), WRITE_BATCH):
+                tx.run(query(name), {**params, "rows": rows[start:start + WRITE_BATCH]}).consume()
+
+    @contextmanager
+    def _translated(self, name: str) -> Iterator[None]:
+        """The driver's and the server's failures as one-line errors that say what to do."""
+        try:
+            yield
+        except IncompleteCommit as exc:
+            raise DatabaseUnavailable(f"lost Neo4j at {self.settings.uri} while committing ({_short(exc)}); "
+                                      "the write may or may not have landed: check it before writing again") from None
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise DatabaseUnavailable(f"lost Neo4j at {self.settings.uri} during {name}: {_short(exc)}") from None
+        except Neo4jError as exc:
+            text = str(exc.message or exc)
+            if "MemoryPoolOutOfMemoryError" in (exc.code or "") + text or "memory pool" in text.lower():
+                raise TransactionTooLarge(
+                    f"{name}: the write needs more transaction memory than the server allows "
+                    "(dbms.memory.transaction.total.max); raise it (the local server: "
+                    "neo4j.local.conf, see docs/neo4j.md) or write the memory in parts") from None
+            if "too large to index" in text or "too large" in text and "index" in text:
+                raise ValidationError([f"{name}: a value is too large for Neo4j's index ({_short(exc)})"]) from None
+            if (exc.code or "").startswith("Neo.DatabaseError") or "index" in text.lower() and (
+                    "not found" in text.lower() or "no such" in text.lower() or "does not exist" in text.lower()):
+                raise DatabaseFault(f"Neo4j failed inside {name} ({_short(exc)}); if the server was killed, "
+                                    "run `tmem db check`") from None
+            raise
+        except DriverError as exc:
+            raise DatabaseUnavailable(f"Neo4j at {self.settings.uri} failed during {name}: {_short(exc)}") from None
 
     # -- schema ----------------------------------------------------------------------------
     def apply_schema(self, dimensions: int, timeout_s: int = 300) -> list[str]:
@@ -136,6 +174,48 @@ class Store:
                 s.run(query(name), {"dimensions": dimensions}).consume()
             s.run("CALL db.awaitIndexes($t)", {"t": timeout_s}).consume()
         return applied
+
+    def check_indexes(self, dimensions: int) -> list[dict]:
+        """Each index recall depends on: its name, state, and whether the query that recall runs
+        on it answers (a crashed server can leave an index ONLINE but throwing on every query).
+        Returns one {"name", "state", "ok", "problem"} per index."""
+        states = {r["name"]: r for r in self.run("store/indexes")}
+        memory = next((m["id"] for m in self.list_memories()), "probe")
+        vector = [1.0] + [0.0] * (dimensions - 1)
+        probes = {name: (query_name, params) for name, query_name, params in [
+            ("topic_embedding", "retrieve/topics_dense", {}),
+            ("scene_embedding", "retrieve/scenes_dense", {}),
+            ("scene_dialogue_embedding", "retrieve/scenes_dialogue_dense", {}),
+            ("item_embedding", "retrieve/items_dense", {}),
+            ("trigger_embedding", "retrieve/triggers_dense", {"family": "scene"}),
+            ("text_search", "retrieve/fulltext", {"lucene": "+ft_scope:probe"}),
+        ]}
+        report = []
+        for name in REPAIRABLE_INDEXES:
+            row = states.get(name)
+            entry = {"name": name, "state": row["state"] if row else "missing", "ok": False, "problem": None}
+            if row is None:
+                entry["problem"] = "the index does not exist"
+            elif row["state"] != "ONLINE":
+                entry["problem"] = f"the index is {row['state']} ({row['population']:.0f}% populated)"
+            else:
+                query_name, params = probes[name]
+                try:
+                    with self.session() as s:
+                        s.run(query(query_name), {"memory_id": memory, "vector": vector, "limit": 1,
+                                                  **params}).consume()
+                    entry["ok"] = True
+                except (Neo4jError, DriverError) as exc:
+                    entry["problem"] = f"queries on it fail: {_short(exc)}"
+            report.append(entry)
+        return report
+
+    def repair_indexes(self, names: list[str], dimensions: int, timeout_s: int = 600) -> None:
+        """Drop the named indexes and build them again from the stored data (schema apply)."""
+        with self.session() as s:
+            for name in names:
+                s.run(query(f"repair/drop_{name}")).consume()
+        self.apply_schema(dimensions, timeout_s)
 
     def vector_dimensions(self) -> dict[str, int]:
         """Dimension of each of the project's vector indexes that exists."""
@@ -187,7 +267,7 @@ class Store:
         """Delete one memory and nothing else; return the number of nodes deleted."""
         if not self.exists(memory_id):
             raise MemoryNotFound(f"no memory {memory_id!r} in {self.settings.uri}")
-        with WriteLease(self, memory_id, "drop") as lease, self.transaction() as tx:
+        with WriteLease(self, memory_id, "drop") as lease, lease.committing(), self.transaction() as tx:
             lease.check_in(tx)
             return self.delete_in(tx, memory_id)
 
@@ -195,7 +275,7 @@ class Store:
                          speakers: list[str]) -> None:
         try:
             self.tx_run(tx, "store/memory_create", memory_id=memory_id, encoder=encoder, dim=dim,
-                        speakers=speakers,
+                        speakers=speakers, version=new_version(),
                         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
         except ClientError as exc:
             if "ConstraintValidationFailed" in (exc.code or ""):

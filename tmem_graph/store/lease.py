@@ -8,6 +8,10 @@ renews it while the writer works, so a killed writer's lease lapses and the next
 it over; a writer on the same host whose process is gone is taken over at once (so a killed
 `tmem ingest` can be re-run straight away). The write transaction itself checks, under a lock, that the lease is still its own,
 so a writer that lost its lease (a pause longer than the ttl) writes nothing.
+
+While its write transaction runs, the writer marks the lease `committing`, and the transaction
+gives the memory a new version: a recall reads both before and after its queries and runs again
+when either says the memory changed meanwhile (retrieve/cascade.py), so no reader sees a mix.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ import socket
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 from datetime import datetime, timezone
+from typing import Iterator
 
 from ..errors import LeaseHeld, LeaseLost, TmemError
 
@@ -43,6 +49,11 @@ def _alive(pid) -> bool:
     return True
 
 
+def holder_gone(host, pid) -> bool:
+    """Whether a lease's holder is a process of this host that no longer runs."""
+    return host == socket.gethostname() and not _alive(pid)
+
+
 class WriteLease:
     """`with WriteLease(store, memory_id, "ingest"):` holds the memory's lease for the block.
 
@@ -59,6 +70,7 @@ class WriteLease:
         self.wait_s, self.poll_s = wait_s, poll_s
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
+        self.trouble: TmemError | None = None   # what the renewer found: the database lost, the lease taken
 
     def __enter__(self) -> "WriteLease":
         deadline = time.monotonic() + self.wait_s
@@ -85,10 +97,20 @@ class WriteLease:
         while not self._stop.wait(self.ttl_ms / 3000):
             try:
                 rows = self.store.run("lease/renew", memory_id=self.memory_id, token=self.token, ttl_ms=self.ttl_ms)
-            except TmemError:
-                continue  # the database is away; the write's own check decides
+            except TmemError as exc:
+                self.trouble = exc  # the database is away: `ensure` stops the writer's work
+                continue
             if not rows:
-                return  # no longer ours: the write's check_in refuses
+                self.trouble = LeaseLost(f"memory {self.memory_id!r}: this writer's lease was taken over; "
+                                         "nothing was written, run it again")
+                return
+            self.trouble = None
+
+    def ensure(self) -> None:
+        """Between steps of long work: raise at once what the renewer found (the database lost
+        or the lease taken), instead of after all the work is done."""
+        if self.trouble is not None:
+            raise self.trouble
 
     def check_in(self, tx) -> None:
         """Inside the write transaction: raise LeaseLost unless the lease is still this writer's."""
@@ -96,6 +118,19 @@ class WriteLease:
                                  ttl_ms=self.ttl_ms)[0]["held"]:
             raise LeaseLost(f"memory {self.memory_id!r}: this writer's lease lapsed or was taken over "
                             "before its write; nothing was written, run it again")
+
+    @contextmanager
+    def committing(self) -> Iterator[None]:
+        """Around the write transaction: readers of the memory see the lease marked while it
+        commits, so a recall that overlaps the commit runs again instead of mixing versions."""
+        self.store.run("lease/committing", memory_id=self.memory_id, token=self.token, on=True)
+        try:
+            yield
+        finally:
+            try:
+                self.store.run("lease/committing", memory_id=self.memory_id, token=self.token, on=False)
+            except TmemError:
+                pass  # the mark lapses with the lease
 
     def __exit__(self, *exc) -> None:
         self._stop.set()

@@ -1,0 +1,8 @@
+// Mark this writer's lease as committing (true) or not (false): readers that see the mark, or a
+// changed version, while they recall run again (retrieve/memory_state). The mark is set in a
+// transaction of its own before the write transaction starts and cleared after it ends.
+// $memory_id, $token, $on (bool). Columns: held (bool).
+OPTIONAL MATCH (l:WriteLease {memory_id: $memory_id})
+WHERE l.token = $token
+SET l.committing = $on
+RETURN l IS NOT NULL AS held
