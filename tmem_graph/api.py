@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .config import RetrievalSettings, Settings
 from .encode import Encoder, get_encoder
-from .errors import EncoderMismatch, StoreClosed, UsageError
+from .errors import EncoderMismatch, SchemaError, StoreClosed, UsageError
 from .format import MAX_TEXT_BYTES, check_memory_id, load_file, parse_document, to_document
 from .model import MemoryDoc
-from .textio import text_problem
 from .retrieve.cascade import Cascade
 from .retrieve.evidence import format_evidence
 from .retrieve.results import Recall
 from .store import Store
+from .textio import text_problem
 from .transfer import export_memory, import_memory as _import_memory
 
 if TYPE_CHECKING:
@@ -227,7 +227,14 @@ def check_database(repair: bool = False, settings: Settings | None = None, store
     "repaired": [names]}. With `repair`, the unusable ones are dropped and built again from
     the stored data, then checked again."""
     with _borrowed(store, settings) as store:
-        dim = (encoder or get_encoder(store.settings.encoder)).dim
+        # the database's own dimension (its indexes', else its memories'): probing or rebuilding
+        # with another encoder's would break every index
+        dims = set(store.vector_dimensions().values()) or {m["dim"] for m in store.list_memories() if m["dim"]}
+        if len(dims) > 1:
+            raise SchemaError(f"the database's vector indexes and memories disagree on the dimension "
+                              f"({sorted(dims)}); one database holds one dimension: export its memories, drop "
+                              "them and import them again with one encoder")
+        dim = dims.pop() if dims else (encoder or get_encoder(store.settings.encoder)).dim
         report = store.check_indexes(dim)
         broken = [e["name"] for e in report if not e["ok"]]
         if repair and broken:

@@ -44,11 +44,11 @@ class RetrievalSettings:
     cue_fusion: str = "strongest"    # how SceneCue fuses its channels, one of CUE_FUSIONS
 
     def __post_init__(self) -> None:
-        for name in ("k_topics", "k_scenes", "k_items", "r_trigger_items", "cue_top", "candidates"):
+        for name in ("k_topics", "k_scenes", "k_items", "r_trigger_items", "cue_top"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BUDGET:
                 raise ConfigError(f"{name} {value!r}: must be an integer from 0 to {MAX_BUDGET}")
-        for name in ("k0", "cue_k0"):
+        for name in ("k0", "cue_k0", "candidates"):  # a query's depth of 0 is refused by Neo4j
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_BUDGET:
                 raise ConfigError(f"{name} {value!r}: must be an integer from 1 to {MAX_BUDGET}")

@@ -4,5 +4,5 @@
 // $memory_id, $token, $on (bool). Columns: held (bool).
 OPTIONAL MATCH (l:WriteLease {memory_id: $memory_id})
 WHERE l.token = $token
-SET l.committing = $on
+SET l.committing = $on, l.committing_since = CASE WHEN $on THEN timestamp() ELSE null END
 RETURN l IS NOT NULL AS held

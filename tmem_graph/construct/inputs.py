@@ -45,7 +45,7 @@ def guess_format(raw: str) -> str:
     """`locomo` for LoCoMo samples (objects with a `conversation`), else `turns`."""
     try:
         data = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # JSON Lines or broken input: the turns parser reports it
         return "turns"  # JSON Lines (or broken input, which the turns parser reports)
     first = data[0] if isinstance(data, list) and data else data
     return "locomo" if isinstance(first, dict) and "conversation" in first else "turns"
@@ -69,6 +69,8 @@ def generic_turns(raw: str, where: str = "input") -> list[InputTurn]:
                 problems.append(f"{where} line {n}: invalid JSON ({exc.msg})")
             except RecursionError:
                 problems.append(f"{where} line {n}: JSON nested too deeply to read")
+            except ValueError as exc:  # e.g. an integer of more digits than Python converts
+                problems.append(f"{where} line {n}: cannot be read as JSON ({exc})")
     turns, ids = [], set()
     for at, rec in records:
         unstorable = value_problems(rec, at)

@@ -107,7 +107,8 @@ class Builder:
             report = self.progress
 
             def progress(stage: str, done: int, total: int) -> None:
-                lease.ensure()  # a lost database or lease stops the LLM work at the next step
+                if stage != "write":  # the write checks its lease itself; after it, all is done
+                    lease.ensure()  # a lost database or lease stops the LLM work at the next step
                 report(stage, done, total)
 
             self.progress = progress

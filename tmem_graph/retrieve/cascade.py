@@ -27,6 +27,7 @@ TOPIC_FIELDS = {"title": 2.0, "keywords_text": 1.0, "summary": 1.0}
 SCENE_FIELDS = {"title": 3.0, "summary": 2.0, "narrative": 1.0, "text": 1.0}
 ITEM_FIELDS = {"text": 1.0}
 CONSISTENT_WAIT_S = 30.0  # how long a recall runs again while its memory keeps being written
+MAX_COMMIT_S = 600.0      # a `committing` mark whose lease lapsed still counts this long (a long commit)
 
 
 def check_ablations(without: Iterable[str]) -> frozenset[str]:
@@ -75,37 +76,48 @@ class Cascade:
         keeps the candidates each layer fused (`Recall.trace`) for offline study.
 
         A recall sees one version of the memory: it reads the memory's state (version, and
-        whether a writer is committing) with its first queries and again after its last, and
+        whether a writer is committing) before its first query and again after its last, and
         runs again while they differ or a commit is under way, for up to `CONSISTENT_WAIT_S`.
+        Every write transaction sets a new version and is marked `committing` from before it
+        starts until after it ends, so equal states with no mark mean no write landed between.
         """
         off = check_ablations(without)
         t0 = time.perf_counter()
         deadline = time.monotonic() + CONSISTENT_WAIT_S
         attempts = 0
+        before = self._state(memory_id)
         while True:
-            attempts += 1
-            before, result = self._recall_once(memory_id, query, vector, speaker, off, trace)
-            after = self._state(memory_id)
-            if not before["exists"] or not after["exists"]:
+            if before["committing"]:  # a commit is under way: give it a moment, then look again
+                self._check_deadline(memory_id, deadline, attempts)
+                time.sleep(0.05)
+                before = self._state(memory_id)
+                continue
+            if not before["exists"]:
                 raise MemoryNotFound(f"no memory {memory_id!r} (it was dropped or never existed)")
-            if result is not None and before == after and not before["committing"]:
+            attempts += 1
+            result = self._recall_once(memory_id, query, vector, speaker, off, trace)
+            after = self._state(memory_id)
+            if result is not None and after == before:
                 break
-            if time.monotonic() >= deadline:
-                raise MemoryBusy(f"memory {memory_id!r} kept changing for {CONSISTENT_WAIT_S:.0f} s while it was "
-                                 f"recalled ({attempts} attempts); try again when its writer has finished")
-            if before["committing"] or after["committing"]:
-                time.sleep(0.05)  # a commit is under way: give it a moment
+            self._check_deadline(memory_id, deadline, attempts)
+            before = after  # read after every query of this pass: a valid start for the next
         result.timings_ms["total"] = (time.perf_counter() - t0) * 1000
         result.attempts = attempts
         return result
 
+    @staticmethod
+    def _check_deadline(memory_id: str, deadline: float, attempts: int) -> None:
+        if time.monotonic() >= deadline:
+            raise MemoryBusy(f"memory {memory_id!r} kept changing for {CONSISTENT_WAIT_S:.0f} s while it was "
+                             f"recalled ({attempts} attempts); try again when its writer has finished")
+
     def _state(self, memory_id: str) -> dict:
-        return _state_of(self._run("retrieve/memory_state", {"memory_id": memory_id}))
+        return _state_of(self._run("retrieve/memory_state", {"memory_id": memory_id,
+                                                             "commit_ms": int(MAX_COMMIT_S * 1000)}))
 
     def _recall_once(self, memory_id: str, query: str, vector: list[float], speaker: str | None,
-                     off: frozenset[str], trace: bool) -> tuple[dict, Recall | None]:
-        """One pass of the cascade: the memory's state read with its first queries, and the
-        recall (None when its rows do not hang together: a write landed in between)."""
+                     off: frozenset[str], trace: bool) -> Recall | None:
+        """One pass of the cascade (None when its rows do not hang together: a write landed)."""
         cfg = self.cfg
         jobs: dict[str, Future] = {}
 
@@ -140,11 +152,7 @@ class Cascade:
                        limit=len(ITEM.views) * cfg.r_trigger_items + ITEM.depth * cfg.candidates)
         if "persona" not in off:
             submit("persona", "retrieve/personas", speaker=speaker)
-        submit("state", "retrieve/memory_state")
         got = {key: job.result() for key, job in jobs.items()}
-        state = _state_of(got.pop("state"))
-        if not state["exists"]:
-            return state, None
 
         result = Recall(memory_id, query, persona=got.get("persona", []))
         traced: dict = {}
@@ -166,12 +174,12 @@ class Cascade:
             for s in result.scenes:
                 row = rows.get(s.id)
                 if row is None or not row["turns"]:  # a scene always has turns: a write landed
-                    return state, None
+                    return None
                 s.title, s.time, s.turns = row["title"], row["time"], row["turns"]
                 s.summary, s.narrative = row["summary"], row["narrative"]
         if trace:
             result.trace = traced
-        return state, result
+        return result
 
     def _scene_candidates(self, memory_id, vector, off, got) -> SceneCandidates:
         """The scene layer's candidates: the rankings of the first round, SceneCue, then the

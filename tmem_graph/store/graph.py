@@ -25,7 +25,12 @@ from .queries import names, query
 WRITE_BATCH = 500
 VECTOR_INDEXES = ("topic_embedding", "scene_embedding", "scene_dialogue_embedding",
                   "item_embedding", "trigger_embedding")
-REPAIRABLE_INDEXES = VECTOR_INDEXES + ("text_search",)  # what `tmem db check --repair` rebuilds
+# what `tmem db check --repair` rebuilds, and the query that drops each (schema apply re-creates it)
+REPAIRABLE_INDEXES = {"topic_embedding": "repair/drop_topic_embedding",
+                      "scene_embedding": "repair/drop_scene_embedding",
+                      "scene_dialogue_embedding": "repair/drop_scene_dialogue_embedding",
+                      "item_embedding": "repair/drop_item_embedding",
+                      "trigger_embedding": "repair/drop_trigger_embedding", "text_search": "repair/drop_text_search"}
 DELETE_QUERIES = ("store/delete_triggers", "store/delete_items", "store/delete_topics",
                   "store/delete_scenes", "store/delete_turns", "store/delete_personas",
                   "store/delete_memory")
@@ -155,7 +160,9 @@ class Store:
                     "not found" in text.lower() or "no such" in text.lower() or "does not exist" in text.lower()):
                 raise DatabaseFault(f"Neo4j failed inside {name} ({_short(exc)}); if the server was killed, "
                                     "run `tmem db check`") from None
-            raise
+            if "ConstraintValidationFailed" in (exc.code or ""):
+                raise  # the store's callers turn it into MemoryExists and the like
+            raise DatabaseFault(f"Neo4j refused {name} ({exc.code}: {_short(exc)})") from None
         except DriverError as exc:
             raise DatabaseUnavailable(f"Neo4j at {self.settings.uri} failed during {name}: {_short(exc)}") from None
 
@@ -171,8 +178,10 @@ class Store:
         applied = names("schema")
         with self.session() as s:
             for name in applied:
-                s.run(query(name), {"dimensions": dimensions}).consume()
-            s.run("CALL db.awaitIndexes($t)", {"t": timeout_s}).consume()
+                with self._translated(name):
+                    s.run(query(name), {"dimensions": dimensions}).consume()
+            with self._translated("waiting for the indexes"):
+                s.run("CALL db.awaitIndexes($t)", {"t": timeout_s}).consume()
         return applied
 
     def check_indexes(self, dimensions: int) -> list[dict]:
@@ -197,7 +206,7 @@ class Store:
             if row is None:
                 entry["problem"] = "the index does not exist"
             elif row["state"] != "ONLINE":
-                entry["problem"] = f"the index is {row['state']} ({row['population']:.0f}% populated)"
+                entry["problem"] = f"the index is {row['state']} ({row['population'] or 0:.0f}% populated)"
             else:
                 query_name, params = probes[name]
                 try:
@@ -214,7 +223,8 @@ class Store:
         """Drop the named indexes and build them again from the stored data (schema apply)."""
         with self.session() as s:
             for name in names:
-                s.run(query(f"repair/drop_{name}")).consume()
+                with self._translated(REPAIRABLE_INDEXES[name]):
+                    s.run(query(REPAIRABLE_INDEXES[name])).consume()
         self.apply_schema(dimensions, timeout_s)
 
     def vector_dimensions(self) -> dict[str, int]:

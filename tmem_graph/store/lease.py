@@ -94,17 +94,20 @@ class WriteLease:
         return self
 
     def _renew(self) -> None:
+        failures = 0
         while not self._stop.wait(self.ttl_ms / 3000):
             try:
                 rows = self.store.run("lease/renew", memory_id=self.memory_id, token=self.token, ttl_ms=self.ttl_ms)
             except TmemError as exc:
-                self.trouble = exc  # the database is away: `ensure` stops the writer's work
+                failures += 1
+                if failures >= 2:  # twice in a row (40 s of a 60 s lease): `ensure` stops the work
+                    self.trouble = exc
                 continue
             if not rows:
                 self.trouble = LeaseLost(f"memory {self.memory_id!r}: this writer's lease was taken over; "
                                          "nothing was written, run it again")
                 return
-            self.trouble = None
+            failures, self.trouble = 0, None
 
     def ensure(self) -> None:
         """Between steps of long work: raise at once what the renewer found (the database lost
