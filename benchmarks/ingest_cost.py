@@ -43,8 +43,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     encoder = get_encoder()
-    tokenizer = encoder._model.tokenizer
-    count = lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])  # noqa: E731
+    count = encoder.count_tokens
     turns = read_conversation(args.data or _data(), "locomo", args.sample)
     store = Store(Settings.from_env(uri=args.uri))
     store.apply_schema(encoder.dim)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
@@ -24,15 +23,13 @@ from .transfer import export_memory, import_memory as _import_memory
 if TYPE_CHECKING:
     from .llm.client import LLMClient
 
-RECALL_WORKERS = 6  # threads of a Memory's recalls (the first round runs up to 9 rankings at once)
-
 
 class Memory:
     """One memory in a Neo4j database, addressed by its id.
 
     A Memory made without a `store` opens its own and closes it in `close()` (or at the end of
-    `with Memory(...) as memory:`); a store passed in belongs to the caller. Its recalls share
-    one thread pool, started at the first recall.
+    `with Memory(...) as memory:`); a store passed in belongs to the caller. A recall is two
+    queries on the store's driver, in the calling thread.
     """
 
     def __init__(self, memory_id: str, settings: Settings | None = None, store: Store | None = None,
@@ -43,13 +40,9 @@ class Memory:
         self.settings = self.store.settings
         self._encoder = encoder
         self._encoder_checked = False
-        self._pool: ThreadPoolExecutor | None = None
 
     def close(self) -> None:
-        """Stop the recall threads and close the store if this Memory opened it."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
+        """Close the store if this Memory opened it."""
         if self._owns_store:
             self.store.close()
 
@@ -96,9 +89,7 @@ class Memory:
         encode_ms = (time.perf_counter() - t0) * 1000
         if self.store.closed:
             raise StoreClosed(f"memory {self.id!r}: its connection is closed")
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=RECALL_WORKERS, thread_name_prefix="tmem-recall")
-        cascade = Cascade(self.store, settings or self.settings.retrieval, pool=self._pool)
+        cascade = Cascade(self.store, settings or self.settings.retrieval)
         result = cascade.recall(self.id, query, vector, speaker=speaker, without=without, trace=trace)
         result.timings_ms = {"encode": encode_ms, "cascade": result.timings_ms["total"],
                              "total": encode_ms + result.timings_ms["total"]}

@@ -22,8 +22,7 @@ def conv(store, encoder, tmp_path_factory):
     samples = ev.load(ev.data_dir() / "locomo10.json")
     sample = samples[0]
     turns = [t for t in locomo_turns(sample, None) if t.session in (1, 2)]
-    tokenizer = encoder._model.tokenizer
-    count = lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])  # noqa: E731
+    count = encoder.count_tokens
     server = serve(0.0, count)
     llm = LLMClient(LLMSettings(base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", model="auto"))
     dev = ev.load(ev.data_dir() / "locomo_plus_dev.json")
@@ -161,8 +160,7 @@ def test_cli_refuses_bad_sample_choices_before_any_work(conv, tmp_path):
 def test_build_goes_step_by_step_and_resumes(conv, store, encoder, tmp_path):
     """`--build` ingests one session at a time, then the cues: the memory equals the one built by
     the same steps through the API (the conv-30 fixture), and a second run adds nothing."""
-    tokenizer = encoder._model.tokenizer
-    server = serve(0.0, lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]))
+    server = serve(0.0, encoder.count_tokens)
     env = {**os.environ, "TMEM_LLM_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}/v1",
            "TMEM_LLM_MODEL": "auto", "TMEM_LLM_API_KEY": "scripted"}
     memory_id = "test-eval-build-conv-30"

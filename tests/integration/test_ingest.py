@@ -268,8 +268,7 @@ def test_two_processes_ingesting_one_memory_at_once_are_serialised(store, encode
     from tests.fixtures.auto_llm import serve
     from tmem_graph.format import parse_document
 
-    tokenizer = encoder._model.tokenizer
-    server = serve(0.4, lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]))
+    server = serve(0.4, encoder.count_tokens)
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     lines = DIALOGUE.read_text().splitlines()
     parts = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]

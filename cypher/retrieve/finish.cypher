@@ -1,0 +1,43 @@
+// The second round trip of a recall: the chosen scenes with their turns, the item pool, then
+// the memory's state again (read last, so that a write landing meanwhile shows).
+// $memory_id, $vector, $commit_ms; $scene_ids (the chosen scenes, in order); $items (whether
+// the item layer is on), $item_ids (items reached through triggers or flat search).
+// Columns: scenes ([{id, title, summary, narrative, time, turns: [{id, speaker, text, time}]}],
+// in the order of $scene_ids), items ([{id, by_scene, kind, text, time, scene_ids, score}]: the
+// selected scenes' items ∪ $item_ids, exact cosine mapped to [0, 1], best first), then exists,
+// version, committing, host, pid as in retrieve/memory_state.
+CYPHER 25
+CALL () {
+  UNWIND range(0, size($scene_ids) - 1) AS n
+  MATCH (s:Scene {memory_id: $memory_id, id: $scene_ids[n]})
+  WITH s, n ORDER BY n
+  RETURN collect({id: s.id, title: s.title, summary: s.summary, narrative: s.narrative, time: s.time,
+                  turns: COLLECT { MATCH (s)-[h:HAS_TURN]->(t:Turn) WITH t, h ORDER BY h.order
+                                   RETURN {id: t.id, speaker: t.speaker, text: t.text, time: t.time} }}) AS scenes
+}
+CALL () {
+  CALL () {
+    WITH 1 AS one WHERE $items
+    MATCH (s:Scene {memory_id: $memory_id})-[:HAS_ITEM]->(i:Item)
+    WHERE s.id IN $scene_ids
+    RETURN i, true AS by_scene
+    UNION
+    WITH 1 AS one WHERE $items
+    UNWIND $item_ids AS id
+    MATCH (i:Item {memory_id: $memory_id, id: id})
+    RETURN i, false AS by_scene
+  }
+  WITH i, max(by_scene) AS by_scene
+  WITH i, by_scene, vector.similarity.cosine(i.embedding, $vector) AS score
+  ORDER BY score DESC
+  RETURN collect({id: i.id, by_scene: by_scene, kind: i.kind, text: i.text, time: i.time, score: score,
+                  scene_ids: COLLECT { MATCH (s:Scene)-[h:HAS_ITEM]->(i) WITH s, h ORDER BY h.order RETURN s.id }}) AS items
+}
+CALL (scenes, items) {
+  OPTIONAL MATCH (m:Memory {id: $memory_id})
+  OPTIONAL MATCH (l:WriteLease {memory_id: $memory_id})
+  WHERE l.committing = true AND (l.expires_at >= timestamp() OR l.committing_since >= timestamp() - $commit_ms)
+  RETURN m IS NOT NULL AS exists, m.version AS version, l IS NOT NULL AS committing,
+         l.host AS host, l.pid AS pid
+}
+RETURN scenes, items, exists, version, committing, host, pid
