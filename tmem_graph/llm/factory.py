@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Callable, ContextManager, Iterator
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterator
 
 from ..config import LLMSettings, llm_cache_path, local_max_tokens
 from ..errors import ConfigError
 from .cache import ResponseCache
-from .client import LLMClient
+
+if TYPE_CHECKING:  # the client (and `openai`) is imported when an LLM is opened, not before
+    from .client import LLMClient
 
 # (model name, reply cap) -> a context manager yielding the running server's LLMSettings
 LocalRuntime = Callable[[str, int], ContextManager[LLMSettings]]
@@ -29,6 +31,8 @@ def register_local_runtime(runtime: LocalRuntime) -> None:
 @contextmanager
 def open_llm(settings: LLMSettings | None = None) -> Iterator[LLMClient]:
     """An LLM client for the settings (TMEM_LLM_* by default); starts the local model if asked."""
+    from .client import LLMClient
+
     settings = settings or LLMSettings.from_env()
     path = llm_cache_path()
     cache = ResponseCache(path) if path else None

@@ -47,9 +47,19 @@ def _state_of(row: dict) -> dict:
     return {"exists": row["exists"], "version": row["version"], "committing": committing}
 
 
-def scored(rows: list[dict] | None) -> list[tuple[str, float]]:
-    """(id, score) pairs of a ranking (a list of {id, score}), best first."""
-    return [(r["id"], r["score"]) for r in rows or []]
+def scored(rows: list[dict]) -> list[tuple[str, float]]:
+    """(id, score) pairs of rows with an id and a score, best first."""
+    return [(r["id"], r["score"]) for r in rows]
+
+
+def ranking(row: dict, name: str) -> list[tuple[str, float]]:
+    """(id, score) pairs of a ranking that retrieve/rankings returns as two parallel lists."""
+    return list(zip(row[f"{name}_ids"], row[f"{name}_scores"]))
+
+
+def trigger_views(row: dict) -> list[dict]:
+    """The item trigger views of retrieve/rankings, best first, as `trig_recall` takes them."""
+    return [{"host_id": h, "position": p, "channel": c, "score": s} for h, p, c, s in row["item_views"]]
 
 
 class Cascade:
@@ -143,9 +153,9 @@ class Cascade:
         via: dict[str, list[str]] = {}
         if items_on and not scenes_on:  # flat search over the memory's items
             for channel in ("bm25", "dense"):
-                for key, _ in scored(first[f"item_{channel}"]):
+                for key, _ in ranking(first, f"item_{channel}"):
                     via.setdefault(key, []).append(channel)
-        trigger = trig_recall(first["item_views"] or [], cfg, via) if items_on else []
+        trigger = trig_recall(trigger_views(first), cfg, via) if items_on else []
         second = self._run("retrieve/finish", {"memory_id": memory_id, "vector": vector, "scene_ids": scene_ids,
                                                "items": items_on, "item_ids": list(via),
                                                "commit_ms": int(MAX_COMMIT_S * 1000)})
@@ -173,26 +183,26 @@ class Cascade:
         via: dict[str, list[str]] = {}
         by_topic: dict[str, None] = {}
         if "topic_filter" not in off:
-            members = {t["id"]: t["scenes"] for t in first["topic_scenes"] or []}
-            for topic in top_topics(scored(first["topic_bm25"]), scored(first["topic_dense"]), cfg):
+            members = dict(zip(first["topic_ids"], first["topic_scenes"]))
+            for topic in top_topics(ranking(first, "topic_bm25"), ranking(first, "topic_dense"), cfg):
                 by_topic.update(dict.fromkeys(members.get(topic, [])))
         else:  # no topic gate: the lexical and dense rankings over all scenes fill the pool
             for channel in ("bm25", "dense"):
-                for key, _ in scored(first[f"scene_{channel}"]):
+                for key, _ in ranking(first, f"scene_{channel}"):
                     via.setdefault(key, []).append(channel)
-        cue_lists = {"dialogue": scored(first["dialogue"])}
+        cue_lists = {"dialogue": ranking(first, "dialogue")}
         for fam in SCENE_FAMILIES:
             if fam.ablation not in off:  # a family switched off is no channel at all
-                cue_lists[fam.channel] = scored(first[fam.channel])
+                cue_lists[fam.channel] = ranking(first, fam.channel)
         cue = scene_cue(cue_lists, cfg, via)
-        cosine = {r["id"]: r["score"] for r in first["scene_cosine"] or []}
+        cosine = dict(ranking(first, "scene_cosine"))
         pool = [s for s in {**by_topic, **dict.fromkeys(via)} if s in cosine]
         for s in pool:
             if s in by_topic:
                 via.setdefault(s, []).insert(0, "topic")
         dense = sorted(((s, cosine[s]) for s in pool), key=lambda pair: -pair[1])
         members = set(pool)
-        return SceneCandidates(bm25=[(s, v) for s, v in scored(first["scene_bm25"]) if s in members],
+        return SceneCandidates(bm25=[(s, v) for s, v in ranking(first, "scene_bm25") if s in members],
                                dense=dense, cue=cue, cue_lists=cue_lists, via=via)
 
     @staticmethod
@@ -203,6 +213,6 @@ class Cascade:
             if r["by_scene"]:
                 via.setdefault(r["id"], []).insert(0, "scene")
         pool = {r["id"] for r in rows}
-        return ItemCandidates(bm25=[(i, v) for i, v in scored(first["item_bm25"]) if i in pool],
+        return ItemCandidates(bm25=[(i, v) for i, v in ranking(first, "item_bm25") if i in pool],
                               dense=scored(rows), trigger=trigger, via=via,
                               rows={r["id"]: r for r in rows})
