@@ -93,7 +93,8 @@ class OnnxMiniLMEncoder(Encoder):
         return self._ort.InferenceSession(self._model_path, options, providers=["CPUExecutionProvider"])
 
     def _session_for(self, count: int):
-        threads = min(BATCH_THREADS, os.cpu_count() or 1)
+        threads = min(BATCH_THREADS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else os.cpu_count() or 1)
         if count <= SMALL_BATCH or threads == 1:
             return self._query
         if self._batch is None:
