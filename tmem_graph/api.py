@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .config import RetrievalSettings, Settings
-from .encode import Encoder, get_encoder
+from .encode import Encoder, get_encoder, same_encoder
 from .errors import EncoderMismatch, SchemaError, StoreClosed, UsageError
 from .format import MAX_TEXT_BYTES, check_memory_id, load_file, parse_document, to_document
 from .model import MemoryDoc
@@ -60,7 +60,7 @@ class Memory:
         if self._encoder_checked:
             return self._encoder
         header = self.store.memory(self.id)
-        if header["encoder"] != self._encoder.name or header["dim"] != self._encoder.dim:
+        if not same_encoder(header["encoder"], self._encoder) or header["dim"] != self._encoder.dim:
             raise EncoderMismatch(
                 f"memory {self.id!r} was built with encoder {header['encoder']!r} "
                 f"({header['dim']}-d), not {self._encoder.name!r} ({self._encoder.dim}-d); "

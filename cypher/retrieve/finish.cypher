@@ -4,8 +4,8 @@
 // the item layer is on), $item_ids (items reached through triggers or flat search).
 // Columns: scenes ([{id, title, summary, narrative, time, turns: [{id, speaker, text, time}]}],
 // in the order of $scene_ids), items ([{id, by_scene, kind, text, time, scene_ids, score}]: the
-// selected scenes' items ∪ $item_ids, exact cosine mapped to [0, 1], best first), then exists,
-// version, committing, host, pid as in retrieve/memory_state.
+// selected scenes' items ∪ $item_ids, exact cosine mapped to [0, 1], best first, equal scores by id), then exists,
+// version, committing, host, pid as in retrieve/rankings.
 CYPHER 25
 CALL () {
   UNWIND range(0, size($scene_ids) - 1) AS n
@@ -29,7 +29,7 @@ CALL () {
   }
   WITH i, max(by_scene) AS by_scene
   WITH i, by_scene, vector.similarity.cosine(i.embedding, $vector) AS score
-  ORDER BY score DESC
+  ORDER BY score DESC, i.id
   RETURN collect({id: i.id, by_scene: by_scene, kind: i.kind, text: i.text, time: i.time, score: score,
                   scene_ids: COLLECT { MATCH (s:Scene)-[h:HAS_ITEM]->(i) WITH s, h ORDER BY h.order RETURN s.id }}) AS items
 }

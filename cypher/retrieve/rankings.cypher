@@ -1,10 +1,12 @@
 // The first round trip of a recall: the memory's state, then every ranking that depends only
 // on the query, in one query (docs/retrieval.md, "Two round trips"). One row; each ranking is
 // two lists, <name>_ids and <name>_scores (Neo4j's cosine mapped to [0, 1], or BM25), best
-// first: parallel lists cost the client far less to decode than lists of maps.
+// first, equal scores by id: parallel lists cost the client far less to decode than lists of maps.
 // $memory_id, $vector, $limit, $commit_ms; lexical queries $topic_lucene, $scene_lucene,
 // $item_lucene (null: not asked); switches $topics, $scene_dense, $dialogue, $item_dense,
-// $persona (booleans) and $families (the trigger families asked for); view depths
+// $persona (booleans) and $families (the trigger families asked for); $past_commit (run the
+// searches even though a writer's `committing` mark is set: the caller knows it is stale;
+// otherwise a recall that finds a commit under way gets the state alone); view depths
 // $scene_limit, $horizon_limit, $item_limit; $speaker (null: every persona).
 // Columns: exists, version, committing, host, pid (the memory's state); the rankings topic_bm25,
 // topic_dense, scene_bm25, scene_dense, dialogue, scene_trigger and horizon (each scene's best
@@ -19,18 +21,18 @@ CALL () {
   RETURN m IS NOT NULL AS exists, m.version AS version, l IS NOT NULL AS committing,
          l.host AS host, l.pid AS pid
 }
-CALL (exists) {
-  WITH exists WHERE exists AND $topic_lucene IS NOT NULL
+CALL (exists, committing) {
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $topic_lucene IS NOT NULL
   CALL db.index.fulltext.queryNodes('text_search', $topic_lucene, {limit: $limit}) YIELD node, score
   WHERE node.memory_id = $memory_id
   RETURN collect(node.id) AS topic_bm25_ids, collect(score) AS topic_bm25_scores
 }
-CALL (exists) {
-  WITH exists WHERE exists AND $topics
+CALL (exists, committing) {
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $topics
   MATCH (n:Topic)
     SEARCH n IN (VECTOR INDEX topic_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
     SCORE AS score
-  WITH n, score ORDER BY score DESC
+  WITH n, score ORDER BY score DESC, n.id
   RETURN collect(n.id) AS topic_dense_ids, collect(score) AS topic_dense_scores
 }
 CALL (topic_bm25_ids, topic_dense_ids) {
@@ -39,67 +41,67 @@ CALL (topic_bm25_ids, topic_dense_ids) {
   MATCH (t:Topic {memory_id: $memory_id, id: id})
   RETURN collect(id) AS topic_ids, collect(COLLECT { MATCH (t)-[:HAS_SCENE]->(s:Scene) RETURN s.id }) AS topic_scenes
 }
-CALL (exists) {
-  WITH exists WHERE exists AND $scene_lucene IS NOT NULL
+CALL (exists, committing) {
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $scene_lucene IS NOT NULL
   CALL db.index.fulltext.queryNodes('text_search', $scene_lucene, {limit: $limit}) YIELD node, score
   WHERE node.memory_id = $memory_id
   RETURN collect(node.id) AS scene_bm25_ids, collect(score) AS scene_bm25_scores
 }
-CALL (exists) {
-  WITH exists WHERE exists AND $scene_dense
+CALL (exists, committing) {
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $scene_dense
   MATCH (n:Scene)
     SEARCH n IN (VECTOR INDEX scene_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
     SCORE AS score
-  WITH n, score ORDER BY score DESC
+  WITH n, score ORDER BY score DESC, n.id
   RETURN collect(n.id) AS scene_dense_ids, collect(score) AS scene_dense_scores
 }
-CALL (exists) {
-  WITH exists WHERE exists AND $dialogue
+CALL (exists, committing) {
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $dialogue
   MATCH (n:Scene)
     SEARCH n IN (VECTOR INDEX scene_dialogue_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
     SCORE AS score
-  WITH n, score ORDER BY score DESC
+  WITH n, score ORDER BY score DESC, n.id
   RETURN collect(n.id) AS dialogue_ids, collect(score) AS dialogue_scores
 }
-CALL (exists) {
-  WITH exists WHERE exists AND 'scene' IN $families
+CALL (exists, committing) {
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND 'scene' IN $families
   MATCH (v:Trigger)
     SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
                  WHERE v.memory_id = $memory_id AND v.family = 'scene' LIMIT $scene_limit)
     SCORE AS score
-  WITH v.host_id AS host, max(score) AS score ORDER BY score DESC
+  WITH v.host_id AS host, max(score) AS score ORDER BY score DESC, host
   RETURN collect(host) AS scene_trigger_ids, collect(score) AS scene_trigger_scores
 }
-CALL (exists) {
-  WITH exists WHERE exists AND 'horizon' IN $families
+CALL (exists, committing) {
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND 'horizon' IN $families
   MATCH (v:Trigger)
     SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
                  WHERE v.memory_id = $memory_id AND v.family = 'horizon' LIMIT $horizon_limit)
     SCORE AS score
-  WITH v.host_id AS host, max(score) AS score ORDER BY score DESC
+  WITH v.host_id AS host, max(score) AS score ORDER BY score DESC, host
   RETURN collect(host) AS horizon_ids, collect(score) AS horizon_scores
 }
-CALL (exists) {
-  WITH exists WHERE exists AND 'item' IN $families
+CALL (exists, committing) {
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND 'item' IN $families
   MATCH (v:Trigger)
     SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
                  WHERE v.memory_id = $memory_id AND v.family = 'item' LIMIT $item_limit)
     SCORE AS score
-  WITH v, score ORDER BY score DESC
+  WITH v, score ORDER BY score DESC, v.host_id, v.position
   RETURN collect([v.host_id, v.position, v.channel, score]) AS item_views
 }
-CALL (exists) {
-  WITH exists WHERE exists AND $item_lucene IS NOT NULL
+CALL (exists, committing) {
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $item_lucene IS NOT NULL
   CALL db.index.fulltext.queryNodes('text_search', $item_lucene, {limit: $limit}) YIELD node, score
   WHERE node.memory_id = $memory_id
   RETURN collect(node.id) AS item_bm25_ids, collect(score) AS item_bm25_scores
 }
-CALL (exists) {
-  WITH exists WHERE exists AND $item_dense
+CALL (exists, committing) {
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $item_dense
   MATCH (n:Item)
     SEARCH n IN (VECTOR INDEX item_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
     SCORE AS score
-  WITH n, score ORDER BY score DESC
+  WITH n, score ORDER BY score DESC, n.id
   RETURN collect(n.id) AS item_dense_ids, collect(score) AS item_dense_scores
 }
 CALL (topic_scenes, scene_bm25_ids, scene_dense_ids, dialogue_ids, scene_trigger_ids, horizon_ids) {
@@ -110,8 +112,8 @@ CALL (topic_scenes, scene_bm25_ids, scene_dense_ids, dialogue_ids, scene_trigger
   WHERE s.embedding IS NOT NULL
   RETURN collect(id) AS scene_cosine_ids, collect(vector.similarity.cosine(s.embedding, $vector)) AS scene_cosine_scores
 }
-CALL (exists) {
-  WITH exists WHERE exists AND $persona
+CALL (exists, committing) {
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $persona
   MATCH (p:Persona {memory_id: $memory_id})
   WHERE $speaker IS NULL OR p.speaker = $speaker
   WITH p ORDER BY p.seq

@@ -5,4 +5,4 @@ MATCH (n:Scene)
   SEARCH n IN (VECTOR INDEX scene_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
   SCORE AS score
 RETURN n.id AS id, score
-ORDER BY score DESC
+ORDER BY score DESC, id

@@ -28,6 +28,14 @@ def test_the_default_is_the_onnx_backend_named_like_the_model(encoder):
     assert (encoder.name, encoder.dim) == ("all-MiniLM-L6-v2", 384)
 
 
+def test_memories_recorded_under_the_pytorch_name_count_as_the_default(encoder):
+    from tmem_graph.encode import same_encoder
+
+    assert same_encoder("all-MiniLM-L6-v2", encoder)
+    assert same_encoder("sentence-transformers/all-MiniLM-L6-v2", encoder)
+    assert not same_encoder("all-mpnet-base-v2", encoder)
+
+
 def test_vectors_agree_with_the_pytorch_model(encoder):
     ref = json.loads(REFERENCE.read_text(encoding="utf-8"))
     torch = np.frombuffer(base64.b64decode(ref["vectors_f32_base64"]), dtype="<f4").reshape(-1, ref["dim"])

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, TypeVar
 
-from ..encode import Encoder
+from ..encode import Encoder, same_encoder
 from ..errors import EncoderMismatch, MemoryNotFound
 from ..llm.client import LLMClient
 from ..format import check_memory_id
@@ -183,7 +183,7 @@ class Builder:
             header = self.store.memory(memory_id)
         except MemoryNotFound:
             return MemoryDoc(memory_id)
-        if header["encoder"] != self.encoder.name or header["dim"] != self.encoder.dim:
+        if not same_encoder(header["encoder"], self.encoder) or header["dim"] != self.encoder.dim:
             raise EncoderMismatch(f"memory {memory_id!r} was built with encoder {header['encoder']!r}, "
                                   f"not {self.encoder.name!r}; set TMEM_ENCODER to the memory's encoder")
         return export_memory(self.store, memory_id)

@@ -13,7 +13,16 @@ from __future__ import annotations
 from ..config import DEFAULT_ENCODER
 from .base import Encoder
 
-__all__ = ["Encoder", "get_encoder"]
+__all__ = ["Encoder", "get_encoder", "same_encoder"]
+
+# names under which a memory may record the default encoder (memories built with
+# TMEM_ENCODER=sentence-transformers/all-MiniLM-L6-v2 before the two counted as one)
+_ALIASES = {f"sentence-transformers/{DEFAULT_ENCODER}": DEFAULT_ENCODER}
+
+
+def same_encoder(recorded: str, encoder: "Encoder") -> bool:
+    """Whether a memory that records encoder `recorded` can be used with `encoder`."""
+    return _ALIASES.get(recorded, recorded) == _ALIASES.get(encoder.name, encoder.name)
 
 _cache: dict[str, Encoder] = {}
 

@@ -1,6 +1,6 @@
 """What every text encoder offers. A backend is a subclass of `Encoder` in a module of its
-own beside this one (`sentence.py`: sentence-transformers models; `fake.py`: a deterministic
-encoder for unit tests); `tmem_graph.encode.get_encoder` maps a name to a loaded backend."""
+own beside this one (`onnx.py`: the default, MiniLM on onnxruntime; `sentence.py`:
+sentence-transformers models; `fake.py`: a deterministic encoder for unit tests); `tmem_graph.encode.get_encoder` maps a name to a loaded backend."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from ..config import DEFAULT_ENCODER
+from ..config import DEFAULT_ENCODER, quiet_model_libraries
 from ..errors import ConfigError
 from .base import Encoder
 
@@ -69,6 +69,7 @@ class OnnxMiniLMEncoder(Encoder):
         model_path, tokenizer_path = model_files()
         verify(model_path, MODEL_SHA256)
         verify(tokenizer_path, TOKENIZER_SHA256)
+        quiet_model_libraries(offline=True)  # tokenizers: no fork warnings
         try:
             import numpy
             import onnxruntime
@@ -118,7 +119,7 @@ class OnnxMiniLMEncoder(Encoder):
             width = lengths[chunk[0]]
             ids = np.array([encoded[n].ids[:width] for n in chunk], dtype=np.int64)
             mask = np.array([encoded[n].attention_mask[:width] for n in chunk], dtype=np.int64)
-            hidden = session.run(None, {"input_ids": ids, "attention_mask": mask,
+            hidden = session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask,
                                         "token_type_ids": np.zeros_like(ids)})[0]
             weights = mask[..., None].astype(hidden.dtype)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)

@@ -54,7 +54,7 @@ def scored(rows: list[dict]) -> list[tuple[str, float]]:
 
 def ranking(row: dict, name: str) -> list[tuple[str, float]]:
     """(id, score) pairs of a ranking that retrieve/rankings returns as two parallel lists."""
-    return list(zip(row[f"{name}_ids"], row[f"{name}_scores"]))
+    return list(zip(row[f"{name}_ids"], row[f"{name}_scores"], strict=True))
 
 
 def trigger_views(row: dict) -> list[dict]:
@@ -80,7 +80,8 @@ class Cascade:
         A recall sees one version of the memory: its first query reads the memory's state
         (version, and whether a writer is committing) before any ranking, its second reads it
         again after everything else, and the recall runs again while they differ or a commit is
-        under way, for up to `CONSISTENT_WAIT_S`. Every write transaction sets a new version and
+        under way, for up to `CONSISTENT_WAIT_S` (while a commit is under way the first query
+        returns the state alone, no search). Every write transaction sets a new version and
         is marked `committing` from before it starts until after it ends, so equal states with
         no mark mean no write landed between.
         """
@@ -90,8 +91,11 @@ class Cascade:
         attempts = 0
         params = self._ranking_params(memory_id, query, vector, speaker, off)
         while True:
-            first = self._run("retrieve/rankings", params)
+            first = self._run("retrieve/rankings", {**params, "past_commit": False})
             before = _state_of(first)
+            if first["committing"] and not before["committing"]:  # the mark of a dead writer of this host
+                first = self._run("retrieve/rankings", {**params, "past_commit": True})
+                before = _state_of(first)
             if not before["committing"]:
                 if not before["exists"]:
                     raise MemoryNotFound(f"no memory {memory_id!r} (it was dropped or never existed)")
@@ -200,7 +204,7 @@ class Cascade:
         for s in pool:
             if s in by_topic:
                 via.setdefault(s, []).insert(0, "topic")
-        dense = sorted(((s, cosine[s]) for s in pool), key=lambda pair: -pair[1])
+        dense = sorted(((s, cosine[s]) for s in pool), key=lambda pair: (-pair[1], pair[0]))
         members = set(pool)
         return SceneCandidates(bm25=[(s, v) for s, v in ranking(first, "scene_bm25") if s in members],
                                dense=dense, cue=cue, cue_lists=cue_lists, via=via)
