@@ -15,14 +15,14 @@ from .base import Encoder
 
 __all__ = ["Encoder", "get_encoder", "same_encoder"]
 
-# names under which a memory may record the default encoder (memories built with
-# TMEM_ENCODER=sentence-transformers/all-MiniLM-L6-v2 before the two counted as one)
-_ALIASES = {f"sentence-transformers/{DEFAULT_ENCODER}": DEFAULT_ENCODER}
+# the default model on PyTorch; it names itself DEFAULT_ENCODER, and memories built with
+# TMEM_ENCODER set to it before the two counted as one recorded this name
+TORCH_MINILM = f"sentence-transformers/{DEFAULT_ENCODER}"
 
 
 def same_encoder(recorded: str, encoder: "Encoder") -> bool:
     """Whether a memory that records encoder `recorded` can be used with `encoder`."""
-    return _ALIASES.get(recorded, recorded) == _ALIASES.get(encoder.name, encoder.name)
+    return (DEFAULT_ENCODER if recorded == TORCH_MINILM else recorded) == encoder.name
 
 _cache: dict[str, Encoder] = {}
 

@@ -84,7 +84,9 @@ class OnnxMiniLMEncoder(Encoder):
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest of a batch
         self._query = self._session(1)
-        self._batch = None
+        self._batch = None  # made at the first large batch, with `_batch_threads`
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        self._batch_threads = min(BATCH_THREADS, cores)
 
     def _session(self, threads: int):
         options = self._ort.SessionOptions()
@@ -94,12 +96,10 @@ class OnnxMiniLMEncoder(Encoder):
         return self._ort.InferenceSession(self._model_path, options, providers=["CPUExecutionProvider"])
 
     def _session_for(self, count: int):
-        threads = min(BATCH_THREADS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                      else os.cpu_count() or 1)
-        if count <= SMALL_BATCH or threads == 1:
+        if count <= SMALL_BATCH or self._batch_threads == 1:
             return self._query
         if self._batch is None:
-            self._batch = self._session(threads)
+            self._batch = self._session(self._batch_threads)
         return self._batch
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> list[list[float]]:
@@ -119,8 +119,8 @@ class OnnxMiniLMEncoder(Encoder):
             width = lengths[chunk[0]]
             ids = np.array([encoded[n].ids[:width] for n in chunk], dtype=np.int64)
             mask = np.array([encoded[n].attention_mask[:width] for n in chunk], dtype=np.int64)
-            hidden = session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask,
-                                        "token_type_ids": np.zeros_like(ids)})[0]
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = session.run(["last_hidden_state"], feed)[0]
             weights = mask[..., None].astype(hidden.dtype)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)

@@ -12,9 +12,8 @@ from typing import Sequence
 
 from ..config import DEFAULT_ENCODER, quiet_model_libraries
 from ..errors import ConfigError
+from . import TORCH_MINILM
 from .base import Encoder
-
-TORCH_MINILM = f"sentence-transformers/{DEFAULT_ENCODER}"
 
 
 class SentenceTransformerEncoder(Encoder):
