@@ -1,7 +1,9 @@
-"""The Python face of tmem-graph: open a memory, import, export, inspect, drop."""
+"""The Python face of tmem-graph: open a memory, add turns, build, recall, import, export,
+inspect, drop."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from contextlib import contextmanager
@@ -21,6 +23,10 @@ from .textio import text_problem
 from .transfer import export_memory, import_memory as _import_memory
 
 if TYPE_CHECKING:
+    from .construct.inputs import InputTurn
+    from .construct.live import AddReport
+    from .construct.pipeline import IngestReport
+    from .construct.worker import Pass
     from .llm.client import LLMClient
 
 
@@ -67,6 +73,47 @@ class Memory:
                 "set TMEM_ENCODER to the memory's encoder")
         self._encoder_checked = True
         return self._encoder
+
+    def add(self, turns: "list[dict | InputTurn]") -> "AddReport":
+        """Add turns as the conversation happens: checked, then written at once in one short
+        transaction with their embeddings, recallable before any build (channel `recent`).
+        The memory is created when absent. Turns already held (the same id, or without ids
+        the same speaker, time and text) are skipped, so a re-sent exchange adds nothing.
+
+        Each turn is a dict `{"speaker", "text", "time"?, "session"?, "id"?}` (the turn-list
+        format of `tmem ingest`) or an `InputTurn`. Nothing is built: run `build()` (or a
+        worker: `tmem build --all --watch`) for scenes, topics, items and triggers.
+        """
+        from .construct.inputs import turn_records
+        from .construct.live import add_turns
+
+        checked = turn_records(turns)
+        encoder = self._encoder or get_encoder(self.settings.encoder)
+        self._encoder = encoder
+        return add_turns(self.store, encoder, self.id, checked)
+
+    def build(self, flush: bool = False, llm: "LLMClient | None" = None, progress=None,
+              wait_s: float = 10.0) -> "IngestReport":
+        """Build what is due of the turns added so far, holding the memory's write lease: the
+        scenes whose event has closed, with cards, topics, items, triggers and personas.
+        `flush` closes every turn added so far into scenes (the end of a conversation). With
+        no `llm`, the configured one (TMEM_LLM_* settings) is opened for the build. While
+        another process builds the memory, this waits up to `wait_s`, then raises `LeaseHeld`."""
+        from .construct.pipeline import Builder
+        from .llm.factory import open_llm
+
+        if llm is None:
+            with open_llm() as client:
+                return self.build(flush=flush, llm=client, progress=progress, wait_s=wait_s)
+        builder = Builder(self.store, llm, self.encoder, progress=progress)
+        builder.lease_wait_s = wait_s
+        return builder.build(self.id, flush=flush)
+
+    def flush(self) -> None:
+        """Ask that every turn added so far be closed into scenes by the next build (of any
+        process: `build()`, `tmem build`, a worker), without building here."""
+        self.encoder  # noqa: B018 - the memory must exist, with this encoder
+        self.store.run("live/flush_request", memory_id=self.id)
 
     def recall(self, query: str, speaker: str | None = None, without: Iterable[str] = (),
                settings: RetrievalSettings | None = None, trace: bool = False) -> Recall:
@@ -128,11 +175,13 @@ class Memory:
         return to_document(self.document())
 
     def stats(self) -> dict:
-        """Object counts, encoder and construction cost ledger."""
+        """Object counts (`pending_turns`: turns no scene holds yet), encoder, the writer holding
+        the memory's lease (None when free) and the construction cost ledger."""
         header = self.store.memory(self.id)
+        writer = self.store.run("lease/holder", memory_id=self.id)
         return {"memory_id": self.id, "encoder": header["encoder"], "dim": header["dim"],
                 "created_at": header["created_at"], **self.store.counts(self.id),
-                "ledger": header["ledger"]}
+                "writer": writer[0]["holder"] if writer else None, "ledger": header["ledger"]}
 
     def drop(self) -> int:
         """Delete this memory (and nothing else); return the number of nodes deleted."""
@@ -186,6 +235,25 @@ def ingest(memory_id: str, source, fmt: str | None = None, sample: str | None = 
             return Builder(store, llm, encoder, concurrency, progress).ingest(memory_id, turns)
         with open_llm() as client:
             return Builder(store, client, encoder, concurrency, progress).ingest(memory_id, turns)
+
+
+def build_due(settings: Settings | None = None, store: Store | None = None, llm: "LLMClient | None" = None,
+              encoder: Encoder | None = None, watch_s: float | None = None, flush_after_s: float | None = None,
+              concurrency: int = 4, stop: "threading.Event | None" = None) -> "Iterator[Pass]":
+    """Build every memory with work due, one `Pass` at a time: once, or with `watch_s` pass
+    after pass (waiting `watch_s` after an idle one) until `stop` is set (a worker). With
+    `flush_after_s`, a memory no turn was added to for that long is flushed."""
+    import threading
+
+    from .construct.worker import BuildWorker
+    from .llm.factory import open_llm
+
+    stop = stop or threading.Event()
+    with _borrowed(store, settings) as store, contextlib.ExitStack() as stack:
+        client = llm or stack.enter_context(open_llm())
+        worker = BuildWorker(store, client, encoder or get_encoder(store.settings.encoder), flush_after_s,
+                             concurrency)
+        yield from worker.passes(stop, watch_s)
 
 
 def list_memories(settings: Settings | None = None, store: Store | None = None) -> list[dict[str, Any]]:

@@ -32,6 +32,7 @@ class RetrievalSettings:
     k_topics: int = 15
     k_scenes: int = 5
     k_items: int = 15
+    k_recent: int = 6         # turns no scene holds yet handed over (channel `recent`, docs/live.md)
     r_trigger_items: int = 10
     tau: float = 0.35         # TrigRecall gate, calibrated for all-MiniLM-L6-v2 (docs/retrieval.md)
     k0: int = 60
@@ -44,7 +45,7 @@ class RetrievalSettings:
     cue_fusion: str = "strongest"    # how SceneCue fuses its channels, one of CUE_FUSIONS
 
     def __post_init__(self) -> None:
-        for name in ("k_topics", "k_scenes", "k_items", "r_trigger_items", "cue_top"):
+        for name in ("k_topics", "k_scenes", "k_items", "k_recent", "r_trigger_items", "cue_top"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BUDGET:
                 raise ConfigError(f"{name} {value!r}: must be an integer from 0 to {MAX_BUDGET}")
@@ -75,6 +76,7 @@ class Settings:
     database: str | None = None
     encoder: str = DEFAULT_ENCODER
     encode_batch: int = 64
+    scene_idle_s: float | None = 3600.0   # a pause this long (conversation time) closes a scene; None: never
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
 
     @classmethod
@@ -90,6 +92,9 @@ class Settings:
         }
         if env.get("TMEM_ENCODE_BATCH"):
             values["encode_batch"] = _positive_int("TMEM_ENCODE_BATCH", env["TMEM_ENCODE_BATCH"])
+        if env.get("TMEM_SCENE_IDLE_MINUTES"):
+            raw = env["TMEM_SCENE_IDLE_MINUTES"]
+            values["scene_idle_s"] = None if raw.lower() == "off" else 60.0 * _positive_int("TMEM_SCENE_IDLE_MINUTES", raw)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 

@@ -79,7 +79,8 @@ def import_memory(store: Store, memory: MemoryDoc, encoder: Encoder, replace: bo
 
 def write_rows(store: Store, tx, m: str, rows: dict[str, list[dict]]) -> None:
     """Run every write query of a memory's rows inside transaction `tx` (MERGE: idempotent)."""
-    store.tx_batches(tx, "store/turns_merge", rows["turns"], memory_id=m)
+    store.tx_batches(tx, "store/turns_merge", rows["turns"], memory_id=m, ft_scope=ft_scope("turn", m))
+    store.tx_batches(tx, "store/turns_pending", rows["pending"], memory_id=m, ft_scope=ft_scope("recent", m))
     store.tx_batches(tx, "store/scenes_merge", rows["scenes"], memory_id=m,
                      ft_scope=ft_scope("scene", m))
     store.tx_batches(tx, "store/scene_turns_link", rows["scene_turns"], memory_id=m)
@@ -111,6 +112,9 @@ def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: d
     scene_views = [v for s in memory.scenes for v in trigger_views_of_scene(s)]
     item_views = [v for i in memory.items for v in trigger_views_of_item(i)]
     view_vec = [batch.add(v.text) for v in scene_views + item_views]
+    in_scene = {t for s in memory.scenes for t in s.turn_ids}
+    pending = [t for t in memory.turns if t.id not in in_scene]   # no scene holds them yet (docs/live.md)
+    pending_vec = [batch.add(t.text) for t in pending]
     vectors = batch.encode(encoder, batch_size)
     chain_ids = ([chain_from] if chain_from else []) + [s.id for s in memory.scenes]
 
@@ -122,6 +126,7 @@ def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: d
     return {
         "turns": [{"id": t.id, "seq": off["turns"] + n, "speaker": t.speaker, "text": t.text, "time": t.time,
                    "session": t.session} for n, t in enumerate(memory.turns)],
+        "pending": [{"id": t.id, "embedding": vectors[pending_vec[n]]} for n, t in enumerate(pending)],
         "scenes": [{"id": s.id, "seq": off["scenes"] + n, "title": s.title, "summary": s.summary,
                     "narrative": s.narrative, "time": s.time, "text": dialogue_text(s, turns),
                     "embedding": vectors[scene_vec[n][0]], "dialogue_embedding": vectors[scene_vec[n][1]]}

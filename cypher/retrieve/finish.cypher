@@ -1,10 +1,12 @@
 // The second round trip of a recall: the chosen scenes with their turns, the item pool, then
 // the memory's state again (read last, so that a write landing meanwhile shows).
 // $memory_id, $vector, $commit_ms; $scene_ids (the chosen scenes, in order); $items (whether
-// the item layer is on), $item_ids (items reached through triggers or flat search).
+// the item layer is on), $item_ids (items reached through triggers or flat search), $recent_ids
+// (the chosen turns that no scene holds yet, in order).
 // Columns: scenes ([{id, title, summary, narrative, time, turns: [{id, speaker, text, time}]}],
 // in the order of $scene_ids), items ([{id, by_scene, kind, text, time, scene_ids, score}]: the
-// selected scenes' items ∪ $item_ids, exact cosine mapped to [0, 1], best first, equal scores by id), then exists,
+// selected scenes' items ∪ $item_ids, exact cosine mapped to [0, 1], best first, equal scores by id),
+// recent ([{id, speaker, text, time, seq}] of $recent_ids still pending, in order), then exists,
 // version, committing, host, pid as in retrieve/rankings.
 CYPHER 25
 CALL () {
@@ -33,11 +35,17 @@ CALL () {
   RETURN collect({id: i.id, by_scene: by_scene, kind: i.kind, text: i.text, time: i.time, score: score,
                   scene_ids: COLLECT { MATCH (s:Scene)-[h:HAS_ITEM]->(i) WITH s, h ORDER BY h.order RETURN s.id }}) AS items
 }
-CALL (scenes, items) {
+CALL () {
+  UNWIND range(0, size($recent_ids) - 1) AS n
+  MATCH (t:Pending {memory_id: $memory_id, id: $recent_ids[n]})
+  WITH t, n ORDER BY n
+  RETURN collect({id: t.id, speaker: t.speaker, text: t.text, time: t.time, seq: t.seq}) AS recent
+}
+CALL (scenes, items, recent) {
   OPTIONAL MATCH (m:Memory {id: $memory_id})
   OPTIONAL MATCH (l:WriteLease {memory_id: $memory_id})
   WHERE l.committing = true AND (l.expires_at >= timestamp() OR l.committing_since >= timestamp() - $commit_ms)
   RETURN m IS NOT NULL AS exists, m.version AS version, l IS NOT NULL AS committing,
          l.host AS host, l.pid AS pid
 }
-RETURN scenes, items, exists, version, committing, host, pid
+RETURN scenes, items, recent, exists, version, committing, host, pid

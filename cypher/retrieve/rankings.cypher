@@ -3,15 +3,16 @@
 // two lists, <name>_ids and <name>_scores (Neo4j's cosine mapped to [0, 1], or BM25), best
 // first, equal scores by id: parallel lists cost the client far less to decode than lists of maps.
 // $memory_id, $vector, $limit, $commit_ms; lexical queries $topic_lucene, $scene_lucene,
-// $item_lucene (null: not asked); switches $topics, $scene_dense, $dialogue, $item_dense,
-// $persona (booleans) and $families (the trigger families asked for); $past_commit (run the
+// $item_lucene, $recent_lucene (null: not asked); switches $topics, $scene_dense, $dialogue, $item_dense,
+// $persona, $recent (booleans) and $families (the trigger families asked for); $past_commit (run the
 // searches even though a writer's `committing` mark is set: the caller knows it is stale;
 // otherwise a recall that finds a commit under way gets the state alone); view depths
 // $scene_limit, $horizon_limit, $item_limit; $speaker (null: every persona).
 // Columns: exists, version, committing, host, pid (the memory's state); the rankings topic_bm25,
 // topic_dense, scene_bm25, scene_dense, dialogue, scene_trigger and horizon (each scene's best
 // view), item_bm25, item_dense, scene_cosine (every scene some ranking or ranked topic reached);
-// topic_ids with topic_scenes (the scenes of every ranked topic); the item trigger views as
+// topic_ids with topic_scenes (the scenes of every ranked topic); recent_bm25 and recent_dense
+// (the turns no scene holds yet: exact cosine over them, BM25 restricted to them); the item trigger views as
 // item_views ([host_id, position, channel, score] lists); personas ([{speaker, summary}]).
 CYPHER 25
 CALL () {
@@ -113,6 +114,21 @@ CALL (topic_scenes, scene_bm25_ids, scene_dense_ids, dialogue_ids, scene_trigger
   RETURN collect(id) AS scene_cosine_ids, collect(vector.similarity.cosine(s.embedding, $vector)) AS scene_cosine_scores
 }
 CALL (exists, committing) {
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $recent_lucene IS NOT NULL
+  CALL db.index.fulltext.queryNodes('turn_search', $recent_lucene, {limit: $limit}) YIELD node, score
+  WHERE node.memory_id = $memory_id AND node:Pending
+  RETURN collect(node.id) AS recent_bm25_ids, collect(score) AS recent_bm25_scores
+}
+CALL (exists, committing) {
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $recent
+  MATCH (t:Pending {memory_id: $memory_id})
+  WHERE t.embedding IS NOT NULL
+  WITH t, vector.similarity.cosine(t.embedding, $vector) AS score
+  ORDER BY score DESC, t.id
+  LIMIT $limit
+  RETURN collect(t.id) AS recent_dense_ids, collect(score) AS recent_dense_scores
+}
+CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $persona
   MATCH (p:Persona {memory_id: $memory_id})
   WHERE $speaker IS NULL OR p.speaker = $speaker
@@ -124,4 +140,5 @@ RETURN exists, version, committing, host, pid, topic_bm25_ids, topic_bm25_scores
        scene_dense_scores, dialogue_ids, dialogue_scores, scene_trigger_ids, scene_trigger_scores,
        horizon_ids, horizon_scores, item_views,
        item_bm25_ids, item_bm25_scores, item_dense_ids, item_dense_scores, scene_cosine_ids,
-       scene_cosine_scores, personas
+       scene_cosine_scores, recent_bm25_ids, recent_bm25_scores, recent_dense_ids, recent_dense_scores,
+       personas

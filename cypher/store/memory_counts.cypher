@@ -1,5 +1,5 @@
-// Object counts of one memory. $memory_id. Columns: turns, scenes, topics, items, triggers,
-// trigger_families (map family -> count), personas.
+// Object counts of one memory. $memory_id. Columns: turns, pending_turns (no scene holds them
+// yet), scenes, topics, items, triggers, trigger_families (map family -> count), personas.
 MATCH (m:Memory {id: $memory_id})
 CALL (m) {
   MATCH (v:Trigger {memory_id: m.id})
@@ -7,6 +7,7 @@ CALL (m) {
   RETURN collect([family, n]) AS families
 }
 RETURN COUNT { MATCH (n:Turn {memory_id: m.id}) } AS turns,
+       COUNT { MATCH (n:Pending {memory_id: m.id}) } AS pending_turns,
        COUNT { MATCH (n:Scene {memory_id: m.id}) } AS scenes,
        COUNT { MATCH (n:Topic {memory_id: m.id}) } AS topics,
        COUNT { MATCH (n:Item {memory_id: m.id}) } AS items,

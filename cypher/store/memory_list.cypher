@@ -1,8 +1,9 @@
-// Every memory with its object counts. Columns: id, encoder, dim, created_at, turns, scenes,
+// Every memory with its object counts. Columns: id, encoder, dim, created_at, turns, pending_turns, scenes,
 // topics, items, triggers, personas.
 MATCH (m:Memory)
 RETURN m.id AS id, m.encoder AS encoder, m.dim AS dim, m.created_at AS created_at,
        COUNT { MATCH (n:Turn {memory_id: m.id}) } AS turns,
+       COUNT { MATCH (n:Pending {memory_id: m.id}) } AS pending_turns,
        COUNT { MATCH (n:Scene {memory_id: m.id}) } AS scenes,
        COUNT { MATCH (n:Topic {memory_id: m.id}) } AS topics,
        COUNT { MATCH (n:Item {memory_id: m.id}) } AS items,

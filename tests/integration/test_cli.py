@@ -100,7 +100,7 @@ def test_recall_json_follows_the_contract(tmp_path, store, new_id, team_doc):
                "--json", "--speaker", "Alice", "--without", "horizon", "--k-items", "2")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
-    assert set(result) == {"memory_id", "query", "scenes", "items", "persona", "timings_ms"}
+    assert set(result) == {"memory_id", "query", "scenes", "items", "recent", "persona", "timings_ms"}
     assert result["memory_id"] == memory_id and result["timings_ms"]["total"] > 0
     scene = result["scenes"][0]
     assert {"id", "title", "time", "score", "via", "turns"} <= set(scene)

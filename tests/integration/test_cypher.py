@@ -9,7 +9,7 @@ import pytest
 from tmem_graph.store.queries import cypher_root, names, query
 
 PACKAGE = Path(__file__).parents[2] / "tmem_graph"
-NAME = re.compile(r"""["']((?:store|retrieve|explore|lease|repair)/[a-z0-9_]+)["']""")
+NAME = re.compile(r"""["']((?:store|retrieve|explore|lease|repair|live)/[a-z0-9_]+)["']""")
 
 
 def referenced_names() -> set[str]:

@@ -66,6 +66,13 @@ def script_second_half(llm):
     llm.expect("Keep a profile of Ana", {"summary": "Ana likes cooking; she offered Ben her car."})
 
 
+def assert_turns_only(store, memory_id, turns):
+    """A build that failed or was killed: its turns (added first) are held, none is in a scene."""
+    counts = store.counts(memory_id)
+    assert (counts["turns"], counts["scenes"], counts["items"], counts["personas"]) == (turns, 0, 0, 0)
+    assert len(store.run("live/pending", memory_id=memory_id)[0]["pending"]) == turns
+
+
 def client(llm, tmp_path, retries=2):
     return LLMClient(LLMSettings(base_url=llm.url, model="scripted", retries=retries),
                      cache=ResponseCache(tmp_path / "cache.sqlite"))
@@ -112,7 +119,11 @@ def test_invalid_replies_are_retried_and_exhausted_retries_name_the_stage(store,
     scripted_llm.expect("Describe this scene", {"title": "only a title"}, reusable=True)
     with pytest.raises(LLMError, match=r"scene scene s1: no valid SceneCard reply after 3 attempts"):
         ingest(store, encoder, memory_id, halves[0], client(scripted_llm, tmp_path))
-    assert not store.exists(memory_id)  # nothing written
+    # the turns were added before the build and stay, recallable, until a build succeeds; the
+    # failed round wrote nothing (no scene, no boundary marks)
+    assert store.counts(memory_id)["turns"] == 4 and store.counts(memory_id)["scenes"] == 0
+    assert store.run("live/pending", memory_id=memory_id)[0]["pending"] == [
+        {"id": t.id, "seq": n, "examined": False, "starts": False} for n, t in enumerate(halves[0])]
     boundary_requests = [r for r in scripted_llm.requests if "New turns, numbered" in r["messages"][-1]["content"]]
     assert len(boundary_requests) == 3
     assert boundary_requests[0]["response_format"]["type"] == "json_schema"
@@ -138,7 +149,7 @@ def test_interrupted_build_resumes_from_the_cache_to_the_same_graph(store, encod
 
     with pytest.raises(KeyboardInterrupt):
         ingest(store, encoder, resumed_id, halves[0], client(scripted_llm, tmp_path / "b"), progress=crash)
-    assert not store.exists(resumed_id)
+    assert_turns_only(store, resumed_id, 4)  # the added turns wait for a build; no scene was written
     asked = len(scripted_llm.requests)
     remaining = list(scripted_llm.script)
     assert remaining, "the crash should leave scene-trigger and persona work undone"
@@ -229,11 +240,11 @@ def test_cli_ingest_killed_with_sigkill_resumes_to_the_same_graph(store, encoder
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, "the build finished before it could be killed"
-    assert not store.exists(killed_id)
+    assert_turns_only(store, killed_id, 4)
     asked_before = len(scripted_llm.requests)
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "+4 turns" in done.stdout
+    assert "+0 turns (4 already there), +1 scenes" in done.stdout  # the killed run had added them
     resumed_requests = len(scripted_llm.requests) - asked_before
     assert resumed_requests <= full_run - asked_before + 1  # at most the one in flight is asked again
     ref = api.Memory(reference_id, store=store).export()

@@ -14,7 +14,7 @@ from tests.fixtures.synthetic import graft, synthetic_memory
 from tests.conftest import load_fixture
 from tmem_graph import api
 from tmem_graph.errors import TmemError
-from tmem_graph.retrieve.cascade import ABLATIONS
+from tmem_graph.retrieve.results import ABLATIONS
 
 HORIZON_QUERY = "Travelling for two weeks soon, who could mind things at home meanwhile?"  # -> td-s4 (the dog)
 BRIDGE_QUERY = "I am going away for ten days next month, what should I arrange before leaving?"  # -> td-i6

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -12,6 +11,7 @@ from ..config import CUE_FUSIONS, FUSIONS
 from ..errors import OutputError
 from ..retrieve.results import ABLATIONS
 from .common import echo_json, friendly, settings_of, store_of
+from .live import progress_bars
 
 
 # -- memories --------------------------------------------------------------------------------
@@ -40,21 +40,9 @@ def import_cmd(ctx, file, replace) -> None:
 @friendly
 def ingest_cmd(ctx, file, memory_id, fmt, sample, concurrency) -> None:
     """Build or extend a memory from a conversation with the configured LLM (TMEM_LLM_*)."""
-    bars: dict[str, object] = {}
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if stage not in bars:
-            bars[stage] = click.progressbar(length=max(total, 1), label=f"{stage:<15}", file=sys.stderr,
-                                            show_pos=True)
-            bars[stage].__enter__()
-        bar = bars[stage]
-        bar.update(done - bar.pos)
-        if done >= total:
-            bar.__exit__(None, None, None)
-
     report = api.ingest(memory_id, file, fmt=fmt, sample=sample, store=store_of(ctx),
-                        concurrency=concurrency, progress=progress)
-    if report.new_turns == 0:
+                        concurrency=concurrency, progress=progress_bars())
+    if report.new_turns == 0 and report.new_scenes == 0:
         click.echo(f"{memory_id}: nothing new ({report.skipped_turns} turns already in the memory)")
         return
     click.echo(f"{memory_id}: +{report.new_turns} turns ({report.skipped_turns} already there), "
@@ -93,7 +81,8 @@ def memories_cmd(ctx, as_json) -> None:
     if not rows:
         click.echo("no memories")
     for r in rows:
-        click.echo(f"{r['id']}\t{r['turns']} turns, {r['scenes']} scenes, {r['topics']} topics, "
+        waiting = f" ({r['pending_turns']} wait for their scene)" if r["pending_turns"] else ""
+        click.echo(f"{r['id']}\t{r['turns']} turns{waiting}, {r['scenes']} scenes, {r['topics']} topics, "
                    f"{r['items']} items, {r['triggers']} triggers, {r['personas']} personas")
 
 
@@ -112,6 +101,8 @@ def stats_cmd(ctx, memory_id, as_json) -> None:
                f"created {stats['created_at']})")
     for key in ("turns", "scenes", "topics", "items", "triggers", "personas"):
         click.echo(f"  {key:<9}{stats[key]}")
+        if key == "turns" and stats["pending_turns"]:
+            click.echo(f"    {stats['pending_turns']} wait for their scene (recalled as recent; `tmem build`)")
     for family, n in stats["trigger_families"].items():
         click.echo(f"    {family:<9}{n}")
     ledger = stats.get("ledger")

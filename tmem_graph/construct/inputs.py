@@ -71,6 +71,34 @@ def generic_turns(raw: str, where: str = "input") -> list[InputTurn]:
                 problems.append(f"{where} line {n}: JSON nested too deeply to read")
             except ValueError as exc:  # e.g. an integer of more digits than Python converts
                 problems.append(f"{where} line {n}: cannot be read as JSON ({exc})")
+    turns = checked_turns(records, problems)
+    if not records and not problems:
+        problems.append(f"{where}: no turns")
+    if problems:
+        raise ValidationError(problems)
+    return turns
+
+
+def turn_records(records: list[Any], where: str = "turns") -> list[InputTurn]:
+    """Turns given as Python objects (`Memory.add`): dicts of the turn-list format, or
+    `InputTurn`s, every one checked; a bad one is an error naming it (`turns[3]: …`)."""
+    if not isinstance(records, (list, tuple)):
+        raise ValidationError([f"{where}: must be a list of turns, not {type(records).__name__}"])
+    problems: list[str] = []
+    as_dicts = [vars(r).copy() if isinstance(r, InputTurn) else r for r in records]
+    for rec in as_dicts:
+        if isinstance(rec, dict) and rec.get("id") is None:
+            rec.pop("id", None)
+    turns = checked_turns([(f"{where}[{n}]", rec) for n, rec in enumerate(as_dicts)], problems)
+    if not records:
+        problems.append(f"{where}: no turns")
+    if problems:
+        raise ValidationError(problems)
+    return turns
+
+
+def checked_turns(records: list[tuple[str, Any]], problems: list[str]) -> list[InputTurn]:
+    """The valid turns of (where, record) pairs; each problem is appended to `problems`."""
     turns, ids = [], set()
     for at, rec in records:
         unstorable = value_problems(rec, at)
@@ -85,11 +113,15 @@ def generic_turns(raw: str, where: str = "input") -> list[InputTurn]:
                 problems.append(f'{at}: duplicate id "{turn.id}"')
             ids.add(turn.id)
         turns.append(turn)
-    if not records and not problems:
-        problems.append(f"{where}: no turns")
-    if problems:
-        raise ValidationError(problems)
     return turns
+
+
+def single_turn(speaker: str | None, text: str | None, time: str | None = None, session: int | None = None,
+                turn_id: str | None = None) -> InputTurn:
+    """One turn given field by field (`tmem add --speaker … --text …`), checked like a file's."""
+    record = {k: v for k, v in (("speaker", speaker), ("text", text), ("time", time), ("session", session),
+                                ("id", turn_id)) if v is not None}
+    return turn_records([record], where="the turn")[0]
 
 
 def _check_turn(rec: Any, at: str, problems: list[str]) -> InputTurn | None:

@@ -21,9 +21,9 @@ from ..errors import EncoderMismatch, MemoryNotFound
 from ..llm.client import LLMClient
 from ..format import check_memory_id
 from ..model import Item, MemoryDoc, Persona, Scene, Turn
-from ..store import Store, WriteLease, new_version
+from ..store import Store, WriteLease, ft_scope, new_version
 from ..transfer import export_memory, memory_rows, write_rows
-from . import stages
+from . import live, stages
 from .inputs import InputTurn
 
 T = TypeVar("T")
@@ -42,6 +42,9 @@ class IngestReport:
     new_items: int = 0
     new_trigger_views: int = 0
     ledger: dict[str, dict] = field(default_factory=dict)
+    windows: int = 0          # windows the boundary model read
+    rounds: int = 0           # build rounds that wrote something
+    pending_turns: int = 0    # turns no scene holds after the build (the open scene, the unread tail)
 
 
 def _fresh_ids(prefix: str, taken: Iterable[str]) -> Callable[[], str]:
@@ -84,6 +87,8 @@ class Builder:
     def __init__(self, store: Store, llm: LLMClient, encoder: Encoder, concurrency: int = 4,
                  progress: Progress | None = None):
         self.store, self.llm, self.encoder = store, llm, encoder
+        self.idle_s = store.settings.scene_idle_s
+        self.lease_wait_s = 10.0   # how long a build waits for another writer of the memory
         self.concurrency = max(1, concurrency)
         self.progress = progress or (lambda stage, done, total: None)
 
@@ -97,45 +102,100 @@ class Builder:
                 self.progress(stage, n, len(values))
         return out
 
+    def add(self, memory_id: str, incoming: list[InputTurn]) -> live.AddReport:
+        """Write turns at once, recallable before any build (construct/live.py)."""
+        return live.add_turns(self.store, self.encoder, memory_id, incoming)
+
     def ingest(self, memory_id: str, incoming: list[InputTurn]) -> IngestReport:
-        """Build the memory, or extend it with the turns it does not hold yet, holding the
-        memory's write lease from the first read to the commit (ids are chosen under it)."""
+        """Build the memory, or extend it with the turns it does not hold yet: add them, then
+        build with a flush, so every turn ends in a scene (a killed ingest run again adds
+        nothing twice and builds what is left)."""
+        added = self.add(memory_id, incoming)
+        report = self.build(memory_id, flush=True)
+        report.new_turns, report.skipped_turns = len(added.added), added.skipped
+        return report
+
+    def build(self, memory_id: str, flush: bool = False) -> IngestReport:
+        """Build what is due of a memory's pending turns, round after round, holding the
+        memory's write lease (turns added meanwhile wait for the next round): full windows
+        are read by the boundary model, the scenes closed for good are built, personas are
+        updated per PERSONA_WINDOW built turns. `flush` closes every turn added so far into
+        scenes and updates the personas with all of them."""
         check_memory_id(memory_id)
         self.store.require_schema(self.encoder.dim)
-        with WriteLease(self.store, memory_id, "ingest") as lease:
+        self._existing_header(memory_id)
+        if flush:
+            self.store.run("live/flush_request", memory_id=memory_id)
+        report = IngestReport(memory_id)
+        with WriteLease(self.store, memory_id, "build", wait_s=self.lease_wait_s) as lease:
             self._lease = lease
-            report = self.progress
+            notify = self.progress
 
             def progress(stage: str, done: int, total: int) -> None:
                 if stage != "write":  # the write checks its lease itself; after it, all is done
                     lease.ensure()  # a lost database or lease stops the LLM work at the next step
-                report(stage, done, total)
+                notify(stage, done, total)
 
             self.progress = progress
             try:
-                return self._ingest(memory_id, incoming)
+                while self._round(memory_id, report):
+                    report.rounds += 1
             finally:
-                self.progress = report
+                self.progress = notify
+        report.ledger = self._ledger_totals(memory_id)
+        return report
 
-    def _ingest(self, memory_id: str, incoming: list[InputTurn]) -> IngestReport:
+    def _round(self, memory_id: str, report: IngestReport) -> bool:
+        """One build round; whether more work may be due after it."""
         self._ledger_start = {k: dict(vars(v)) for k, v in self.llm.ledger.items()}
-        old = self._existing(memory_id)
-        report = IngestReport(memory_id)
-        turns, report.skipped_turns = new_turns(old.turns, incoming)
-        report.new_turns = len(turns)
-        if not turns:
-            return report
-        turns_by_id = {t.id: t for t in old.turns + turns}
-
+        row = self.store.run("live/pending", memory_id=memory_id)[0]
+        old = export_memory(self.store, memory_id)
+        turns_by_id = {t.id: t for t in old.turns}
+        seq = {r["id"]: r["seq"] for r in row["pending"]}
+        state = live.PendingState([turns_by_id[r["id"]] for r in row["pending"]],
+                                  {r["id"]: r["starts"] for r in row["pending"] if r["examined"]})
+        covered = live.covered_by_flush(state, row["flush_upto"], seq)
         self.progress("segment", 0, 1)
-        groups = stages.segment(turns, self.llm)
+        asked = live.segment_pending(state, self.llm, self.idle_s, covered)
         self.progress("segment", 1, 1)
+        final = live.final_scenes(state, covered)
+        flushed = row["flush_upto"] is not None and state.examined >= covered
+        built = [t for g in final for t in g]
+        seq.update({r["id"]: r["seq"] for r in row["built_after"]})
+        readable = [turns_by_id[r["id"]] for r in row["built_after"]] + built
+        fold = readable if flushed else readable[:len(readable) // stages.PERSONA_WINDOW * stages.PERSONA_WINDOW]
+        if not (asked or final or fold or flushed):
+            report.pending_turns = len(state.turns)
+            return False
+
+        old_topics = {t.id for t in old.topics}   # the topic stage adds to old.topics in place
+        scenes, touched_topics, items, personas = self._build_scenes(old, final, fold, turns_by_id)
+        built_ids = {t.id for t in built}
+        marks = [{"id": t.id, "starts": state.starts[t.id]} for t in state.turns[:state.examined]
+                 if t.id not in built_ids]
+        speakers = list(dict.fromkeys(old.speakers + [t.speaker for t in built]))
+        delta = MemoryDoc(memory_id, speakers, built, scenes, touched_topics, items, personas)
+        persona_upto = seq[fold[-1].id] if fold else row["persona_upto"]
+        self._write(old, delta, built_ids, marks, persona_upto, row["flush_upto"] if flushed else None)
+        report.windows += asked
+        report.new_scenes += len(scenes)
+        report.new_items += len(items)
+        report.touched_topics += len(touched_topics)
+        report.new_topics += sum(1 for t in touched_topics if t.id not in old_topics)
+        report.new_trigger_views += delta.counts()["triggers"]
+        report.pending_turns = len(state.turns) - len(built)
+        unexamined = len(state.turns) - state.examined
+        return unexamined >= stages.WINDOW or (row["flush_upto"] is not None and not flushed)
+
+    def _build_scenes(self, old: MemoryDoc, groups: list[list[Turn]], fold: list[Turn],
+                      turns_by_id: dict[str, Turn]) -> tuple[list[Scene], list, list[Item], list[Persona]]:
+        """Scenes of the closed groups with their cards, topics, items and triggers, and the
+        personas after the turns in `fold`."""
         next_scene = _fresh_ids("s", (s.id for s in old.scenes))
         scenes = [Scene(next_scene(), [t.id for t in g], time=g[0].time) for g in groups]
         self._map("scene", lambda s: stages.scene_card(s, [turns_by_id[t] for t in s.turn_ids], self.llm), scenes)
 
         topics = old.topics
-        old_topic_ids = {t.id for t in topics}
         self.progress("topic", 0, len(scenes))
         touched = stages.assign_topics(scenes, topics, self.llm, _fresh_ids("t", (t.id for t in topics)))
         self.progress("topic", len(scenes), len(scenes))
@@ -163,39 +223,31 @@ class Builder:
         self._map("scene_triggers",
                   lambda s: stages.scene_triggers(s, [turns_by_id[t] for t in s.turn_ids], self.llm), scenes)
 
-        speakers = list(dict.fromkeys(old.speakers + [t.speaker for t in turns]))
+        speakers = list(dict.fromkeys(old.speakers + [t.speaker for t in fold]))
         current = {p.speaker: p.summary for p in old.personas}
-        talking = [s for s in speakers if any(t.speaker == s for t in turns)]
-        summaries = self._map("persona", lambda s: stages.persona(s, current.get(s), turns, self.llm), talking)
+        talking = [s for s in speakers if any(t.speaker == s for t in fold)]
+        summaries = self._map("persona", lambda s: stages.persona(s, current.get(s), fold, self.llm), talking)
         personas = [Persona(s, text) for s, text in zip(talking, summaries) if text]
+        return scenes, touched_topics, items, personas
 
-        delta = MemoryDoc(memory_id, speakers, turns, scenes, touched_topics, items, personas)
-        report.new_scenes, report.new_items = len(scenes), len(items)
-        report.touched_topics = len(touched_topics)
-        report.new_topics = sum(1 for t in touched_topics if t.id not in old_topic_ids)
-        report.new_trigger_views = delta.counts()["triggers"]
-        self._write(old, delta)
-        report.ledger = self._ledger_totals(memory_id)
-        return report
-
-    def _existing(self, memory_id: str) -> MemoryDoc:
-        try:
-            header = self.store.memory(memory_id)
-        except MemoryNotFound:
-            return MemoryDoc(memory_id)
+    def _existing_header(self, memory_id: str) -> dict:
+        """The memory's header; an error unless it exists with this builder's encoder."""
+        header = self.store.memory(memory_id)
         if not same_encoder(header["encoder"], self.encoder) or header["dim"] != self.encoder.dim:
             raise EncoderMismatch(f"memory {memory_id!r} was built with encoder {header['encoder']!r}, "
                                   f"not {self.encoder.name!r}; set TMEM_ENCODER to the memory's encoder")
-        return export_memory(self.store, memory_id)
+        return header
 
-    def _write(self, old: MemoryDoc, delta: MemoryDoc) -> None:
-        """Write the new and changed objects and the updated ledger in one transaction."""
+    def _write(self, old: MemoryDoc, delta: MemoryDoc, built: set[str], marks: list[dict], persona_upto: int,
+               flushed: int | None) -> None:
+        """Write a round's new and changed objects, the turns it settled (now in scenes) and
+        what the boundary model said of the others, and the updated ledger, in one transaction."""
         self.progress("write", 0, 1)
-        offsets = {"turns": len(old.turns), "scenes": len(old.scenes), "items": len(old.items),
-                   "topics": 0}
+        offsets = {"scenes": len(old.scenes), "items": len(old.items), "topics": 0}
         # changed topics keep their place; new ones go after the old ones
         rows = memory_rows(delta, self.encoder, self.store.settings.encode_batch, offsets,
                            chain_from=old.scenes[-1].id if old.scenes else None)
+        rows["turns"] = rows["pending"] = []  # the turns are in the memory already (live.add_turns)
         position = {t.id: n for n, t in enumerate(old.topics)}
         for n, row in enumerate(rows["topics"]):
             row["seq"] = position.get(row["id"], len(old.topics) + n)
@@ -203,11 +255,11 @@ class Builder:
         ledger = self._merged_ledger(m)
         with self._lease.committing(), self.store.transaction() as tx:
             self._lease.check_in(tx)
-            if not old.turns and not self.store.exists(m):
-                self.store.create_memory_in(tx, m, self.encoder.name, self.encoder.dim, delta.speakers)
             write_rows(self.store, tx, m, rows)
-            self.store.tx_run(tx, "store/memory_update", memory_id=m, speakers=delta.speakers,
-                              ledger=json.dumps(ledger), version=new_version())
+            self.store.tx_run(tx, "live/turns_settle", memory_id=m, built=sorted(built), marks=marks,
+                              ft_scope=ft_scope("turn", m))
+            self.store.tx_run(tx, "live/build_done", memory_id=m, persona_upto=persona_upto, flushed=flushed,
+                              speakers=delta.speakers, ledger=json.dumps(ledger), version=new_version())
         self.progress("write", 1, 1)
 
     def _merged_ledger(self, memory_id: str) -> dict[str, dict]:

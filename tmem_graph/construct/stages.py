@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+from datetime import datetime
 from typing import Callable
 
 from ..llm.client import InvalidReply, LLMClient
@@ -33,34 +34,60 @@ MAX_ITEM_TRIGGERS = 3
 PERSONA_WINDOW = 60   # turns per persona update (reference code)
 
 
-def segment(turns: list[Turn], llm: LLMClient) -> list[list[Turn]]:
+def segment(turns: list[Turn], llm: LLMClient, idle_s: float | None = None) -> list[list[Turn]]:
     """Split turns into scenes: a sliding buffer, closed where the model sees an event close.
 
-    Rules applied to every reply the same way: a new session always starts a scene (sessions
-    are separate conversations; topics link what continues), a scene is closed at
-    MAX_SCENE_TURNS, a boundary that would leave a scene shorter than MIN_SCENE_TURNS is
-    ignored, and a short scene left at a session's end joins the one before it.
+    Rules applied to every reply the same way (`closes`): a new session always starts a scene
+    (sessions are separate conversations; topics link what continues), so does a pause longer
+    than `idle_s` in conversation time, a scene is closed at MAX_SCENE_TURNS, a boundary that
+    would leave a scene shorter than MIN_SCENE_TURNS is ignored, and a short scene left at a
+    session's end joins the one before it. The live path (construct/live.py) asks the same
+    windows one at a time as turns arrive, with the same rules, so both reach the same scenes.
     """
     scenes: list[list[Turn]] = []
     current: list[Turn] = []
     for start in range(0, len(turns), WINDOW):
         new = turns[start:start + WINDOW]
-        reply = llm.structured(boundary_messages(current[-CONTEXT:], new), Boundaries, stage="segment",
-                               what=f"turns {new[0].id}..{new[-1].id}")
-        starts = {n for n in reply.starts if 1 <= n <= len(new)}  # out-of-range numbers are ignored
+        starts = boundary_starts(current, new, llm)
         for n, turn in enumerate(new, 1):
-            new_session = bool(current) and turn.session != current[-1].session
-            if current and (new_session or len(current) >= MAX_SCENE_TURNS
-                            or (n in starts and len(current) >= MIN_SCENE_TURNS)):
+            if closes(current, turn, n in starts, idle_s):
                 scenes.append(current)
                 current = []
             current.append(turn)
     if current:
         scenes.append(current)
-    return _merge_short(scenes)
+    return merge_short(scenes)
 
 
-def _merge_short(scenes: list[list[Turn]]) -> list[list[Turn]]:
+def boundary_starts(open_scene: list[Turn], window: list[Turn], llm: LLMClient) -> set[int]:
+    """The numbers (1-based) of the window's turns where the model sees a new event start,
+    shown the open scene's last CONTEXT turns before them; out-of-range numbers are ignored."""
+    reply = llm.structured(boundary_messages(open_scene[-CONTEXT:], window), Boundaries, stage="segment",
+                           what=f"turns {window[0].id}..{window[-1].id}")
+    return {n for n in reply.starts if 1 <= n <= len(window)}
+
+
+def closes(current: list[Turn], turn: Turn, model_start: bool, idle_s: float | None) -> bool:
+    """Whether `turn` closes the open scene `current` and starts the next one."""
+    if not current:
+        return False
+    return (turn.session != current[-1].session or len(current) >= MAX_SCENE_TURNS
+            or (model_start and len(current) >= MIN_SCENE_TURNS)
+            or (idle_s is not None and _gap_s(current[-1].time, turn.time) > idle_s))
+
+
+def _gap_s(before: str | None, after: str | None) -> float:
+    """Seconds from one turn's time to the next one's (0 when either is missing or they
+    cannot be compared: a pause is only ever measured between two known times)."""
+    if not before or not after:
+        return 0.0
+    try:
+        return (datetime.fromisoformat(after) - datetime.fromisoformat(before)).total_seconds()
+    except (ValueError, TypeError):  # an unparsable time, or one with a zone and one without
+        return 0.0
+
+
+def merge_short(scenes: list[list[Turn]]) -> list[list[Turn]]:
     """A scene shorter than MIN_SCENE_TURNS joins the previous scene of its session, else the
     next one (a whole session that short stays a scene of its own)."""
     out: list[list[Turn]] = []

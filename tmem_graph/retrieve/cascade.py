@@ -20,13 +20,14 @@ from ..store import ft_scope
 from ..store.lease import holder_gone
 from ..triggers import FAMILIES, ITEM, SCENE_FAMILIES
 from .lucene import scoped_query
-from .results import ABLATIONS, Recall
-from .select import (ItemCandidates, SceneCandidates, scene_cue, select_items, select_scenes,
+from .results import COMPONENTS, Recall
+from .select import (ItemCandidates, SceneCandidates, scene_cue, select_items, select_recent, select_scenes,
                      top_topics, trig_recall)
 
 TOPIC_FIELDS = {"title": 2.0, "keywords_text": 1.0, "summary": 1.0}
 SCENE_FIELDS = {"title": 3.0, "summary": 2.0, "narrative": 1.0, "text": 1.0}
 ITEM_FIELDS = {"text": 1.0}
+TURN_FIELDS = {"text": 1.0}
 CONSISTENT_WAIT_S = 30.0  # how long a recall runs again while its memory keeps being written
 MAX_COMMIT_S = 600.0      # a `committing` mark whose lease lapsed still counts this long (a long commit)
 
@@ -34,9 +35,9 @@ MAX_COMMIT_S = 600.0      # a `committing` mark whose lease lapsed still counts 
 def check_ablations(without: Iterable[str]) -> frozenset[str]:
     """The set of switched-off components; unknown names are an error naming them."""
     names = frozenset(w.strip() for w in without if w and w.strip())
-    unknown = sorted(names - set(ABLATIONS))
+    unknown = sorted(names - set(COMPONENTS))
     if unknown:
-        raise UsageError(f"unknown component(s) {', '.join(unknown)}; choose from {', '.join(ABLATIONS)}")
+        raise UsageError(f"unknown component(s) {', '.join(unknown)}; choose from {', '.join(COMPONENTS)}")
     return names
 
 
@@ -122,6 +123,7 @@ class Cascade:
         cfg = self.cfg
         scenes_on, items_on = "scene_layer" not in off, "item_channel" not in off
         topics_on = scenes_on and "topic_filter" not in off
+        recent_on = "recent" not in off and cfg.k_recent > 0
 
         def lexical(on: bool, kind: str, fields: dict[str, float]) -> str | None:
             return scoped_query(ft_scope(kind, memory_id), fields, query) if on else None
@@ -136,6 +138,7 @@ class Cascade:
                 "topic_lucene": lexical(topics_on, "topic", TOPIC_FIELDS),
                 "scene_lucene": lexical(scenes_on, "scene", SCENE_FIELDS),
                 "item_lucene": lexical(items_on, "item", ITEM_FIELDS),
+                "recent_lucene": lexical(recent_on, "recent", TURN_FIELDS), "recent": recent_on,
                 "topics": topics_on, "scene_dense": scenes_on and not topics_on, "dialogue": scenes_on,
                 "item_dense": items_on and not scenes_on, "persona": "persona" not in off,
                 "families": families, **limits}
@@ -160,10 +163,19 @@ class Cascade:
                 for key, _ in ranking(first, f"item_{channel}"):
                     via.setdefault(key, []).append(channel)
         trigger = trig_recall(trigger_views(first), cfg, via) if items_on else []
+        recent = select_recent(ranking(first, "recent_bm25"), ranking(first, "recent_dense"), cfg)
         second = self._run("retrieve/finish", {"memory_id": memory_id, "vector": vector, "scene_ids": scene_ids,
                                                "items": items_on, "item_ids": list(via),
+                                               "recent_ids": [t.id for t in recent],
                                                "commit_ms": int(MAX_COMMIT_S * 1000)})
         after = _state_of(second)
+        turns = {r["id"]: r for r in second["recent"]}
+        for t in recent:
+            row = turns.get(t.id)
+            if row is None:  # the turn's scene was built meanwhile: a write landed
+                return None, after
+            t.speaker, t.text, t.time, t.seq = row["speaker"], row["text"], row["time"], row["seq"]
+        result.recent = recent
         if items_on:
             cands = self._item_candidates(first, second["items"], trigger, via)
             result.items = select_items(cands, cfg)

@@ -1,5 +1,6 @@
 """Evidence handed to the answer model: recalled scenes (with their raw, timestamped turns),
-items, then the persona of the speakers, outside the ranked budget (paper §3.4)."""
+items, the matching turns no scene holds yet (in conversation order), then the persona of the
+speakers, outside the ranked budget (paper §3.4)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,11 @@ def format_evidence(recall: Recall, speakers: list[str]) -> str:
         for n, item in enumerate(recall.items, 1):
             stamp = f" (time: {item.time})" if item.time else ""
             lines.append(f"[Item {n}] {item.text}{stamp}")
+    if recall.recent:
+        lines.append("## Recent conversation (not yet organised into scenes)")
+        for turn in sorted(recall.recent, key=lambda t: t.seq):
+            stamp = f" [{turn.time}]" if turn.time else ""
+            lines.append(f"  {turn.speaker}{stamp}: {turn.text}")
     if recall.persona:
         lines.append("## About the speakers")
         for p in recall.persona:

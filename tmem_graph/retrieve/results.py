@@ -9,6 +9,9 @@ from ..triggers import HORIZON, ITEM, SCENE
 # the components `without` can switch off; the trigger families' names come from their registry
 ABLATIONS = ("scene_layer", "item_channel", ITEM.ablation, "persona", "topic_filter",
              SCENE.ablation, HORIZON.ablation)
+# every component `without` accepts: the paper's ablations, then the live path's `recent`
+# channel (the turns no scene holds yet), which the evaluation tables leave out
+COMPONENTS = ABLATIONS + ("recent",)
 
 
 @dataclass
@@ -39,23 +42,39 @@ class RecalledItem:
 
 
 @dataclass
+class RecalledTurn:
+    """A turn that no scene holds yet (added, its scene not built): channel `recent`."""
+    id: str
+    speaker: str
+    text: str
+    time: str | None
+    score: float
+    via: list[str]
+    ranks: dict[str, int]
+    seq: int = 0        # its place in the conversation (the evidence lists them in that order)
+
+
+@dataclass
 class Recall:
     memory_id: str
     query: str
     scenes: list[RecalledScene] = field(default_factory=list)
     items: list[RecalledItem] = field(default_factory=list)
     persona: list[dict] = field(default_factory=list)
+    recent: list[RecalledTurn] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     trace: dict | None = field(default=None, repr=False)  # each layer's candidates (Cascade.recall trace=True)
     attempts: int = 1   # passes of the cascade: more than one when a write landed during the recall
 
     def to_json(self) -> dict:
-        """The `tmem recall --json` object of shared/spec/cli.md (plus `ranks`, `summary`)."""
+        """The `tmem recall --json` object of shared/spec/cli.md (plus `ranks`, `summary`, and
+        `recent`: the turns no scene holds yet that match, best first)."""
         return {
             "memory_id": self.memory_id,
             "query": self.query,
             "scenes": [asdict(s) for s in self.scenes],
             "items": [asdict(i) for i in self.items],
+            "recent": [asdict(t) for t in self.recent],
             "persona": list(self.persona),
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ..config import RetrievalSettings
 from ..triggers import ITEM, credit
 from .fuse import lanes, normalise, ranks_of, rrf, rrf_tail, score_fusion, strongest
-from .results import RecalledItem, RecalledScene
+from .results import RecalledItem, RecalledScene, RecalledTurn
 
 Scored = list[tuple[str, float]]
 
@@ -165,3 +165,11 @@ def select_items(c: ItemCandidates, cfg: RetrievalSettings) -> list[RecalledItem
                                 ranks=ranks_of(i, {n: r for n, r in rankings.items() if r}),
                                 time=row["time"], lane=lane))
     return out
+
+
+def select_recent(bm25: Scored, dense: Scored, cfg: RetrievalSettings) -> list[RecalledTurn]:
+    """The turns no scene holds yet that best match (channel `recent`): their BM25 and exact
+    cosine rankings fused by RRF, at most `k_recent`; texts are filled in by the caller."""
+    lists = {"bm25": _ids(bm25), "dense": _ids(dense)}
+    return [RecalledTurn(key, "", "", None, score, ["recent"] + [c for c in lists if key in lists[c]],
+                         ranks_of(key, lists)) for key, score in rrf(lists, cfg.k0)[:cfg.k_recent]]

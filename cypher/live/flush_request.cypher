@@ -1,0 +1,5 @@
+// Ask that every turn added so far be closed into scenes at the next build (a flush): the
+// memory remembers up to which turn. $memory_id. Columns: flush_upto (null: no turn yet).
+MATCH (m:Memory {id: $memory_id})
+SET m.flush_upto = coalesce(m.next_turn_seq, COUNT { MATCH (t:Turn {memory_id: $memory_id}) }) - 1
+RETURN m.flush_upto AS flush_upto

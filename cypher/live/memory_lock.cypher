@@ -1,0 +1,12 @@
+// Start of an add: the memory's node, created when absent, and write-locked (the SET) so that
+// adds to one memory are served one after the other: each sees the turns the one before it
+// committed. $memory_id, $encoder, $dim, $created_at, $version (used only when creating).
+// Columns: encoder, dim, next_seq (the seq the next turn gets), created (bool).
+MERGE (m:Memory {id: $memory_id})
+  ON CREATE SET m.encoder = $encoder, m.dim = $dim, m.speakers = [], m.created_at = $created_at,
+                m.version = $version, m.created_by_add = true
+SET m.add_lock = timestamp()
+WITH m, m.created_by_add = true AS created
+REMOVE m.created_by_add
+RETURN m.encoder AS encoder, m.dim AS dim, created,
+       coalesce(m.next_turn_seq, COUNT { MATCH (t:Turn {memory_id: $memory_id}) }) AS next_seq
