@@ -287,3 +287,18 @@ def test_cli_add_build_and_worker(store, encoder, new_id, auto, tmp_path):
     assert api.Memory(memory_id, store=store).stats()["pending_turns"] == 0
     stats = json.loads(tmem("stats", memory_id, "--json").stdout)
     assert stats["scenes"] >= 1 and stats["pending_turns"] == 0
+
+
+def test_pending_turns_survive_export_and_import(store, encoder, new_id):
+    source = new_id("live-export")
+    memory = api.Memory(source, store=store, encoder=encoder)
+    memory.add([{"speaker": "Ana", "text": "My passport expires in March.", "time": "2024-02-01T09:00:00"}])
+    doc = memory.export()
+    assert doc["turns"][0]["id"] == "T1" and doc["scenes"] == []   # a turn no scene holds is valid
+    doc["memory_id"] = copy = new_id("live-import")
+    imported, _ = api.import_memory(doc, store=store, encoder=encoder)
+    assert imported.stats()["pending_turns"] == 1
+    assert [t.id for t in imported.recall("When does the passport expire?").recent] == ["T1"]
+    imported.add([{"speaker": "Ben", "text": "Renew it soon."}])
+    assert [t["id"] for t in imported.export()["turns"]] == ["T1", "T2"]
+    assert copy != source

@@ -30,7 +30,8 @@ REPAIRABLE_INDEXES = {"topic_embedding": "repair/drop_topic_embedding",
                       "scene_embedding": "repair/drop_scene_embedding",
                       "scene_dialogue_embedding": "repair/drop_scene_dialogue_embedding",
                       "item_embedding": "repair/drop_item_embedding",
-                      "trigger_embedding": "repair/drop_trigger_embedding", "text_search": "repair/drop_text_search"}
+                      "trigger_embedding": "repair/drop_trigger_embedding", "text_search": "repair/drop_text_search",
+                      "turn_search": "repair/drop_turn_search"}
 DELETE_QUERIES = ("store/delete_triggers", "store/delete_items", "store/delete_topics",
                   "store/delete_scenes", "store/delete_turns", "store/delete_personas",
                   "store/delete_memory")
@@ -198,6 +199,7 @@ class Store:
             ("item_embedding", "retrieve/items_dense", {}),
             ("trigger_embedding", "retrieve/triggers_dense", {"family": "scene"}),
             ("text_search", "retrieve/fulltext", {"lucene": "+ft_scope:probe"}),
+            ("turn_search", "live/turns_fulltext", {"lucene": "+ft_scope:probe"}),
         ]}
         report = []
         for name in REPAIRABLE_INDEXES:
