@@ -47,3 +47,20 @@ def test_windows_are_due_only_when_full_or_reached_by_a_flush():
     pending = PendingState(turns(1, stages.WINDOW - 1), {})
     assert segment_pending(pending, NoLLM(), None, covered=0) == 0
     assert pending.examined == 0
+
+
+def test_a_pause_longer_than_the_idle_setting_closes_a_scene():
+    from tmem_graph.config import Settings
+
+    scene = [Turn(f"t{k}", "Ana", "x", f"2024-01-01T10:0{k}:00", 1) for k in range(6)]
+    later = Turn("t6", "Ana", "x", "2024-01-01T11:06:00", 1)      # 61 minutes after t5
+    soon = Turn("t6", "Ana", "x", "2024-01-01T10:50:00", 1)
+    assert stages.closes(scene, later, False, idle_s=3600)
+    assert not stages.closes(scene, soon, False, idle_s=3600)
+    assert not stages.closes(scene, later, False, idle_s=None)
+    untimed = Turn("t6", "Ana", "x", None, 1)
+    zoned = Turn("t6", "Ana", "x", "2024-01-01T12:00:00+02:00", 1)  # not comparable with a naive time
+    assert not stages.closes(scene, untimed, False, 3600) and not stages.closes(scene, zoned, False, 3600)
+    assert Settings.from_env({}).scene_idle_s == 3600
+    assert Settings.from_env({"TMEM_SCENE_IDLE_MINUTES": "15"}).scene_idle_s == 900
+    assert Settings.from_env({"TMEM_SCENE_IDLE_MINUTES": "off"}).scene_idle_s is None
