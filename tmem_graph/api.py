@@ -136,6 +136,7 @@ class Memory:
         encode_ms = (time.perf_counter() - t0) * 1000
         if self.store.closed:
             raise StoreClosed(f"memory {self.id!r}: its connection is closed")
+        self.store.require_recall_indexes()
         cascade = Cascade(self.store, settings or self.settings.retrieval)
         result = cascade.recall(self.id, query, vector, speaker=speaker, without=without, trace=trace)
         result.timings_ms = {"encode": encode_ms, "cascade": result.timings_ms["total"],

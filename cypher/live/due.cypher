@@ -1,11 +1,17 @@
-// The memories whose build has work to do: a flush asked for (or due: no turn added for
-// $idle_ms, null = never), or at least $window turns the boundary model has not read.
-// $window, $idle_ms. Columns: memory_id, pending, unexamined, flush (bool).
-MATCH (t:Pending)
-WITH t.memory_id AS memory_id, count(t) AS pending, sum(CASE WHEN t.examined THEN 0 ELSE 1 END) AS unexamined
+// The memories whose build has work to do: at least $window pending turns the boundary model
+// has not read, or a flush asked, or (with $idle_ms) pending turns and no add for $idle_ms
+// (an imported memory, never added to, counts as idle). $window, $idle_ms (null: never idle).
+// Columns: memory_id, pending, unexamined, flush (a flush was asked), idle (bool).
+CALL () {
+  MATCH (t:Pending)
+  RETURN t.memory_id AS memory_id, count(t) AS pending, sum(CASE WHEN t.examined THEN 0 ELSE 1 END) AS unexamined
+  UNION
+  MATCH (m:Memory) WHERE m.flush_upto IS NOT NULL AND NOT EXISTS { MATCH (:Pending {memory_id: m.id}) }
+  RETURN m.id AS memory_id, 0 AS pending, 0 AS unexamined
+}
 MATCH (m:Memory {id: memory_id})
-WITH memory_id, pending, unexamined,
-     m.flush_upto IS NOT NULL OR ($idle_ms IS NOT NULL AND m.last_add_at < timestamp() - $idle_ms) AS flush
-WHERE flush OR unexamined >= $window
-RETURN memory_id, pending, unexamined, flush
+WITH memory_id, pending, unexamined, m.flush_upto IS NOT NULL AS flush,
+     $idle_ms IS NOT NULL AND pending > 0 AND coalesce(m.last_add_at, 0) < timestamp() - $idle_ms AS idle
+WHERE flush OR idle OR unexamined >= $window
+RETURN memory_id, pending, unexamined, flush, idle
 ORDER BY memory_id

@@ -2,6 +2,9 @@
 // on the query, in one query (docs/retrieval.md, "Two round trips"). One row; each ranking is
 // two lists, <name>_ids and <name>_scores (Neo4j's cosine mapped to [0, 1], or BM25), best
 // first, equal scores by id: parallel lists cost the client far less to decode than lists of maps.
+// Each vector search runs only when the memory holds an object it can find: after its index was
+// rebuilt (`tmem db check --repair`), Neo4j 2026.08 fails a filtered search that matches nothing
+// with an internal error (docs/reliability.md), and a live memory starts with turns alone.
 // $memory_id, $vector, $limit, $commit_ms; lexical queries $topic_lucene, $scene_lucene,
 // $item_lucene, $recent_lucene (null: not asked); switches $topics, $scene_dense, $dialogue, $item_dense,
 // $persona, $recent (booleans) and $families (the trigger families asked for); $past_commit (run the
@@ -30,6 +33,7 @@ CALL (exists, committing) {
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $topics
+    AND EXISTS { MATCH (:Topic {memory_id: $memory_id}) }
   MATCH (n:Topic)
     SEARCH n IN (VECTOR INDEX topic_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
     SCORE AS score
@@ -50,6 +54,7 @@ CALL (exists, committing) {
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $scene_dense
+    AND EXISTS { MATCH (:Scene {memory_id: $memory_id}) }
   MATCH (n:Scene)
     SEARCH n IN (VECTOR INDEX scene_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
     SCORE AS score
@@ -58,6 +63,7 @@ CALL (exists, committing) {
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $dialogue
+    AND EXISTS { MATCH (:Scene {memory_id: $memory_id}) }
   MATCH (n:Scene)
     SEARCH n IN (VECTOR INDEX scene_dialogue_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
     SCORE AS score
@@ -66,6 +72,7 @@ CALL (exists, committing) {
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND 'scene' IN $families
+    AND EXISTS { MATCH (t:Trigger {memory_id: $memory_id}) WHERE t.family = 'scene' }
   MATCH (v:Trigger)
     SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
                  WHERE v.memory_id = $memory_id AND v.family = 'scene' LIMIT $scene_limit)
@@ -75,6 +82,7 @@ CALL (exists, committing) {
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND 'horizon' IN $families
+    AND EXISTS { MATCH (t:Trigger {memory_id: $memory_id}) WHERE t.family = 'horizon' }
   MATCH (v:Trigger)
     SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
                  WHERE v.memory_id = $memory_id AND v.family = 'horizon' LIMIT $horizon_limit)
@@ -84,6 +92,7 @@ CALL (exists, committing) {
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND 'item' IN $families
+    AND EXISTS { MATCH (t:Trigger {memory_id: $memory_id}) WHERE t.family = 'item' }
   MATCH (v:Trigger)
     SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
                  WHERE v.memory_id = $memory_id AND v.family = 'item' LIMIT $item_limit)
@@ -99,6 +108,7 @@ CALL (exists, committing) {
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $item_dense
+    AND EXISTS { MATCH (:Item {memory_id: $memory_id}) }
   MATCH (n:Item)
     SEARCH n IN (VECTOR INDEX item_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
     SCORE AS score

@@ -302,3 +302,116 @@ def test_pending_turns_survive_export_and_import(store, encoder, new_id):
     imported.add([{"speaker": "Ben", "text": "Renew it soon."}])
     assert [t["id"] for t in imported.export()["turns"]] == ["T1", "T2"]
     assert copy != source
+
+
+def test_ids_given_to_turns_without_one_never_collide(store, encoder, new_id):
+    memory = api.Memory(new_id("live-collide"), store=store, encoder=encoder)
+    first = memory.add([{"speaker": "Ana", "text": "no id"}, {"id": "T1", "speaker": "Ben", "text": "T1 is mine"}])
+    assert first.added == ["T2", "T1"] and first.skipped == 0   # the caller's T1 is not taken for the other
+    memory.add([{"id": "T4", "speaker": "Ana", "text": "ids past the next seq"},
+                {"id": "T5", "speaker": "Ben", "text": "and one more"}])
+    later = memory.add([{"speaker": "Ana", "text": "without an id again"}])
+    assert later.added == ["T6"]   # T4 and T5 are held: the next free one
+    assert len({t["id"] for t in memory.export()["turns"]}) == 5
+
+
+def test_a_flush_covers_the_turns_added_before_it_and_the_worker_keeps_it_there(store, encoder, new_id, auto):
+    from tmem_graph.construct.worker import BuildWorker
+
+    memory = api.Memory(new_id("live-flush"), store=store, encoder=encoder)
+    turns = read_conversation(DIALOGUE)
+    memory.add(turns[:4])
+    memory.flush()                     # a flush of the first four turns ...
+    memory.add(turns[4:7])             # ... not of the three added after it
+    worker = BuildWorker(store, auto.client(), encoder)
+    while memory.id not in {r.memory_id for r in worker.run_once().built}:
+        pass
+    assert boundaries(store, memory.id) == [[t.id for t in turns[:4]]]
+    assert memory.stats()["pending_turns"] == 3
+    assert memory.id not in {r.memory_id for r in worker.run_once().built}  # nothing due now
+    empty = api.Memory(new_id("live-flush-empty"), store=store, encoder=encoder)
+    empty.add(turns[:1])
+    empty.build(flush=True, llm=auto.client())
+    empty.flush()                      # nothing pending: the flush is done by the next pass ...
+    worker.run_once()
+    empty.add(turns[1:3])              # ... so turns added later are not closed by it
+    worker.run_once()
+    assert empty.stats()["pending_turns"] == 2
+
+
+def test_a_worker_skips_a_memory_whose_build_fails_and_builds_the_others(store, encoder, new_id, auto,
+                                                                        monkeypatch):
+    from tmem_graph.construct.worker import BuildWorker
+    from tmem_graph.errors import LLMError
+
+    turns = read_conversation(DIALOGUE)
+    failing, fine = new_id("live-w-a"), new_id("live-w-b")
+    for m in (failing, fine):
+        api.Memory(m, store=store, encoder=encoder).add(turns)
+        api.Memory(m, store=store, encoder=encoder).flush()
+    worker = BuildWorker(store, auto.client(), encoder)
+    real = worker.builder.build
+
+    def build(memory_id, flush=False):
+        if memory_id == failing:
+            raise LLMError("the endpoint is down")
+        return real(memory_id, flush=flush)
+
+    monkeypatch.setattr(worker.builder, "build", build)
+    done = worker.run_once()
+    assert failing in done.skipped and fine in {r.memory_id for r in done.built}
+    assert api.Memory(fine, store=store).stats()["pending_turns"] == 0
+
+
+def test_a_speaker_added_during_a_build_is_kept(store, encoder, new_id, auto):
+    turns = read_conversation(DIALOGUE)
+    memory_id = new_id("live-speakers")
+    memory = api.Memory(memory_id, store=store, encoder=encoder)
+    memory.add(turns)
+    other = api.Memory(memory_id, store=store, encoder=encoder)
+
+    def meanwhile(stage, done, total):
+        if stage == "scene" and done == 0:
+            other.add([{"speaker": "Zed", "text": "I join the chat while it is being built."}])
+
+    memory.build(flush=True, llm=auto.client(), progress=meanwhile)
+    assert store.memory(memory_id)["speakers"] == ["Ana", "Ben", "Zed"]
+    assert memory.stats()["pending_turns"] == 1   # Zed's turn came after the flush
+
+
+def test_an_add_during_a_drop_runs_wholly_after_it(store, encoder, new_id):
+    from tests.integration.conftest import node_count
+
+    memory_id = new_id("live-drop")
+    api.Memory(memory_id, store=store, encoder=encoder).add([{"speaker": "Ana", "text": "before the drop"}])
+    result: list = []
+    with store.transaction() as tx:
+        store.delete_in(tx, memory_id)
+        adder = threading.Thread(target=lambda: result.append(
+            api.Memory(memory_id, store=store, encoder=encoder).add([{"speaker": "Ben", "text": "during it"}])))
+        adder.start()
+        time.sleep(0.5)
+        assert adder.is_alive()   # held by the drop's lock on the memory's node
+    adder.join(timeout=30)
+    assert result and result[0].created   # the add made the memory anew, after the drop
+    assert [t["text"] for t in api.Memory(memory_id, store=store).export()["turns"]] == ["during it"]
+    assert node_count(store, memory_id) == 2   # the Memory node and its one turn: nothing orphaned
+
+
+def test_a_schema_from_before_the_live_path_asks_for_schema_apply(store, encoder, new_id):
+    from tmem_graph.errors import SchemaError
+
+    memory = api.Memory(new_id("live-schema"), store=store, encoder=encoder)
+    memory.add([{"speaker": "Ana", "text": "hello"}])
+    store.run("repair/drop_turn_search")
+    with store.session() as session:  # as on a database that never had it: no plan remembers the index
+        session.run("CALL db.clearQueryCaches()").consume()
+    try:
+        with api.Memory(memory.id, settings=store.settings, encoder=encoder) as fresh:  # a new process's view
+            with pytest.raises(SchemaError, match=r"no index turn_search .* run `tmem schema apply`"):
+                fresh.recall("hello")
+            with pytest.raises(SchemaError, match=r"turn_search.*tmem schema apply"):
+                fresh.add([{"speaker": "Ana", "text": "again"}])
+    finally:
+        store.apply_schema(encoder.dim)
+    assert [t.id for t in memory.recall("hello").recent] == ["T1"]

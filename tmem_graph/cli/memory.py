@@ -9,7 +9,7 @@ import click
 from .. import api
 from ..config import CUE_FUSIONS, FUSIONS
 from ..errors import OutputError
-from ..retrieve.results import ABLATIONS
+from ..retrieve.results import COMPONENTS
 from .common import echo_json, friendly, settings_of, store_of
 from .live import progress_bars
 
@@ -143,7 +143,7 @@ CUE_FUSION_HELP = ("How SceneCue fuses dialogue, Scene trigger and Horizon: stro
 @click.argument("memory_id")
 @click.argument("query")
 @click.option("--speaker", help="Who asks: their persona is attached (default: every speaker's).")
-@click.option("--without", help="Comma list of components to switch off: " + ", ".join(ABLATIONS) + ".")
+@click.option("--without", help="Comma list of components to switch off: " + ", ".join(COMPONENTS) + ".")
 @click.option("--k-topics", type=int, help="Topics kept by the prefilter (kT).")
 @click.option("--k-scenes", type=int, help="Scenes returned (kS).")
 @click.option("--k-items", type=int, help="Items returned (kI).")

@@ -85,7 +85,8 @@ def turn_records(records: list[Any], where: str = "turns") -> list[InputTurn]:
     if not isinstance(records, (list, tuple)):
         raise ValidationError([f"{where}: must be a list of turns, not {type(records).__name__}"])
     problems: list[str] = []
-    as_dicts = [vars(r).copy() if isinstance(r, InputTurn) else r for r in records]
+    as_dicts = [dict(vars(r)) if isinstance(r, InputTurn) else dict(r) if isinstance(r, dict) else r
+                for r in records]  # copies: the caller's own dicts are left as they were
     for rec in as_dicts:
         if isinstance(rec, dict) and rec.get("id") is None:
             rec.pop("id", None)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..encode import Encoder, same_encoder
-from ..errors import EncoderMismatch, ValidationError
+from ..errors import EncoderMismatch, MemoryBusy, ValidationError
 from ..format import check_memory_id
 from ..llm.client import LLMClient
 from ..model import Turn
@@ -53,50 +53,83 @@ def add_turns(store: Store, encoder: Encoder, memory_id: str, incoming: list[Inp
         raise ValidationError([f"memory {memory_id!r}: no turns to add"])
     store.require_schema(encoder.dim)
     vectors = encoder.encode([t.text for t in incoming], batch_size=store.settings.encode_batch)
+    for _ in range(3):
+        try:
+            return _add(store, encoder, memory_id, incoming, vectors)
+        except _Vanished:
+            continue  # the memory was dropped while this add waited for it: add to a new one
+    raise MemoryBusy(f"memory {memory_id!r} was dropped or replaced three times while turns were added to it; "
+                     "try again")
+
+
+class _Vanished(Exception):
+    """The memory's node was deleted by the transaction an add waited for."""
+
+
+def _add(store: Store, encoder: Encoder, memory_id: str, incoming: list[InputTurn],
+         vectors: list[list[float]]) -> AddReport:
     report = AddReport(memory_id)
     with store.transaction() as tx:
         head = store.tx_run(tx, "live/memory_lock", memory_id=memory_id, encoder=encoder.name, dim=encoder.dim,
                             created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                             version=new_version())[0]
+        if head["encoder"] is None:  # MERGE found the node, then its deletion committed first
+            raise _Vanished()
         if not same_encoder(head["encoder"], encoder) or head["dim"] != encoder.dim:
             raise EncoderMismatch(f"memory {memory_id!r} was built with encoder {head['encoder']!r}, "
                                   f"not {encoder.name!r}; set TMEM_ENCODER to the memory's encoder")
         report.created = head["created"]
         seq = head["next_seq"]
         keyed = [(n, t) for n, t in enumerate(incoming) if t.id is None]
-        known = store.tx_run(tx, "live/turns_known", memory_id=memory_id,
-                             ids=[t.id for t in incoming if t.id is not None],
-                             candidates=[f"T{seq + k + 1}" for k in range(len(incoming))],
+        given = [t.id for t in incoming if t.id is not None]
+        candidates = [f"T{seq + k + 1}" for k in range(len(incoming))]
+        known = store.tx_run(tx, "live/turns_known", memory_id=memory_id, ids=given, candidates=candidates,
                              keys=[{"n": n, "speaker": t.speaker, "time": t.time, "text": t.text}
                                    for n, t in keyed])[0]
-        taken, held = set(known["ids"]), set(known["keys"])
-        seen: set[tuple] = set()
-        rows = []
-        for n, t in enumerate(incoming):
-            key = (t.speaker, t.time, t.text)
-            if (t.id is not None and t.id in taken) or (t.id is None and (n in held or key in seen)):
-                report.skipped += 1
-                continue
-            seen.add(key)
-            tid = t.id or _free_id(seq, taken)
-            taken.add(tid)
-            rows.append({"id": tid, "seq": seq, "speaker": t.speaker, "text": t.text, "time": t.time,
-                         "session": t.session, "embedding": vectors[n]})
-            report.added.append(tid)
-            seq += 1
+        held, stored = set(known["keys"]), set(known["ids"])
+        checked = set(given) | set(candidates)
+        while True:  # ids for turns without one: free in the memory and among this add's own ids
+            rows, ids = _rows(incoming, vectors, seq, stored, held)
+            unchecked = [i for i in ids if i not in checked]
+            if not unchecked:
+                break
+            stored |= set(store.tx_run(tx, "live/turns_known", memory_id=memory_id, ids=unchecked, candidates=[],
+                                       keys=[])[0]["ids"])
+            checked |= set(unchecked)
+        report.added = [r["id"] for r in rows]
+        report.skipped = len(incoming) - len(rows)
         if rows:
-            store.tx_run(tx, "live/turns_add", memory_id=memory_id, rows=rows, next_seq=seq,
+            store.tx_run(tx, "live/turns_add", memory_id=memory_id, rows=rows, next_seq=seq + len(rows),
                          ft_scope=ft_scope("recent", memory_id),
                          speakers=list(dict.fromkeys(r["speaker"] for r in rows)))
     return report
 
 
-def _free_id(seq: int, taken: set[str]) -> str:
-    """`T<seq + 1>` (the id a batch ingest gives the turn), or the next `T<n>` not taken."""
-    n = seq + 1
-    while f"T{n}" in taken:
-        n += 1
-    return f"T{n}"
+def _rows(incoming: list[InputTurn], vectors: list[list[float]], seq: int, stored: set[str],
+          held: set[int]) -> tuple[list[dict], list[str]]:
+    """The rows of the turns to write (not held already: the same id in the memory, or without
+    an id the same speaker, time and text in the memory or earlier in this add), from seq on,
+    and the ids given to turns without one: `T<seq + 1>` (the id a batch gives), or the next
+    `T<n>` that neither the memory (`stored`, as far as known) nor this add uses."""
+    taken = stored | {t.id for t in incoming if t.id is not None}
+    seen: set[tuple] = set()
+    rows, made = [], []
+    for n, t in enumerate(incoming):
+        key = (t.speaker, t.time, t.text)
+        if (t.id is not None and t.id in stored) or (t.id is None and (n in held or key in seen)):
+            continue
+        seen.add(key)
+        tid = t.id
+        if tid is None:
+            k = seq + len(rows) + 1
+            while f"T{k}" in taken:
+                k += 1
+            tid = f"T{k}"
+            made.append(tid)
+        taken.add(tid)
+        rows.append({"id": tid, "seq": seq + len(rows), "speaker": t.speaker, "text": t.text, "time": t.time,
+                     "session": t.session, "embedding": vectors[n]})
+    return rows, made
 
 
 # ------------------------------------------------------------------------------------------

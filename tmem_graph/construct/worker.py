@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from ..encode import Encoder
-from ..errors import EncoderMismatch, LeaseHeld, MemoryNotFound
+from ..errors import DatabaseUnavailable, LeaseHeld, TmemError
 from ..llm.client import LLMClient
 from ..store import Store
 from . import stages
@@ -26,7 +26,7 @@ class Pass:
     """What one pass over the due memories did."""
     built: list[IngestReport] = field(default_factory=list)
     busy: list[str] = field(default_factory=list)      # held by another builder: left to it
-    skipped: list[str] = field(default_factory=list)   # another encoder's memory, or dropped meanwhile
+    skipped: list[str] = field(default_factory=list)   # failed (another encoder's, dropped, its LLM failing)
 
 
 def due_memories(store: Store, flush_after_s: float | None = None) -> list[dict]:
@@ -44,18 +44,28 @@ class BuildWorker:
         self.builder = Builder(store, llm, encoder, concurrency, progress)
         self.builder.lease_wait_s = 0.0   # a memory another builder holds is left to it
         self.store, self.flush_after_s = store, flush_after_s
+        self._warned: set[str] = set()   # memories a warning was logged for (once each)
 
     def run_once(self) -> Pass:
-        """One pass: build each memory that is due now."""
+        """One pass: build each memory that is due now. A memory whose build fails (its LLM
+        failing, another encoder's memory, dropped meanwhile) is skipped, with a warning the
+        first time, and tried again on the next pass; the others are built all the same."""
         done = Pass()
         for row in due_memories(self.store, self.flush_after_s):
             m = row["memory_id"]
             try:
-                done.built.append(self.builder.build(m, flush=row["flush"]))
+                # a flush asked is recorded in the memory and done by any build; the worker asks
+                # one itself only for a memory gone quiet
+                done.built.append(self.builder.build(m, flush=row["idle"]))
+                self._warned.discard(m)
             except LeaseHeld:
                 done.busy.append(m)
-            except (EncoderMismatch, MemoryNotFound) as exc:
-                log.warning("build worker: %s", exc)
+            except DatabaseUnavailable:
+                raise  # nothing can be built: the caller says so
+            except TmemError as exc:
+                if m not in self._warned:
+                    log.warning("build worker: %s", exc)
+                    self._warned.add(m)
                 done.skipped.append(m)
         return done
 

@@ -59,6 +59,7 @@ class Store:
         except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
             raise DatabaseUnavailable(f"invalid Neo4j URI {self.settings.uri!r}: {exc}") from None
         self._checked = False
+        self._indexes_seen: set[str] = set()   # indexes known to exist (require_recall_indexes)
         self.closed = False
         # called after every `run` as listener(name, params, wall_ms, server_ms): benchmarks
         # time the named queries through it instead of running query text themselves
@@ -155,6 +156,9 @@ class Store:
                     f"{name}: the write needs more transaction memory than the server allows "
                     "(dbms.memory.transaction.total.max); raise it (the local server: "
                     "neo4j.local.conf, see docs/neo4j.md) or write the memory in parts") from None
+            if "no such fulltext schema index" in text.lower() or "there is no such vector schema index" in text.lower():
+                raise SchemaError(f"{name}: the database's schema is older than this version of tmem-graph "
+                                  f"({_short(exc)}); run `tmem schema apply`") from None
             if "too large to index" in text or "too large" in text and "index" in text:
                 raise ValidationError([f"{name}: a value is too large for Neo4j's index ({_short(exc)})"]) from None
             if (exc.code or "").startswith("Neo.DatabaseError") or "index" in text.lower() and (
@@ -190,16 +194,15 @@ class Store:
         on it answers (a crashed server can leave an index ONLINE but throwing on every query).
         Returns one {"name", "state", "ok", "problem"} per index."""
         states = {r["name"]: r for r in self.run("store/indexes")}
-        memory = next((m["id"] for m in self.list_memories()), "probe")
         vector = [1.0] + [0.0] * (dimensions - 1)
-        probes = {name: (query_name, params) for name, query_name, params in [
-            ("topic_embedding", "retrieve/topics_dense", {}),
-            ("scene_embedding", "retrieve/scenes_dense", {}),
-            ("scene_dialogue_embedding", "retrieve/scenes_dialogue_dense", {}),
-            ("item_embedding", "retrieve/items_dense", {}),
-            ("trigger_embedding", "retrieve/triggers_dense", {"family": "scene"}),
-            ("text_search", "retrieve/fulltext", {"lucene": "+ft_scope:probe"}),
-            ("turn_search", "live/turns_fulltext", {"lucene": "+ft_scope:probe"}),
+        probes = {name: (query_name, params, label) for name, query_name, params, label in [
+            ("topic_embedding", "retrieve/topics_dense", {}, "Topic"),
+            ("scene_embedding", "retrieve/scenes_dense", {}, "Scene"),
+            ("scene_dialogue_embedding", "retrieve/scenes_dialogue_dense", {}, "Scene"),
+            ("item_embedding", "retrieve/items_dense", {}, "Item"),
+            ("trigger_embedding", "retrieve/triggers_dense", {"family": "scene"}, "Trigger"),
+            ("text_search", "retrieve/fulltext", {"lucene": "+ft_scope:probe"}, None),
+            ("turn_search", "live/turns_fulltext", {"lucene": "+ft_scope:probe"}, None),
         ]}
         report = []
         for name in REPAIRABLE_INDEXES:
@@ -210,7 +213,11 @@ class Store:
             elif row["state"] != "ONLINE":
                 entry["problem"] = f"the index is {row['state']} ({row['population'] or 0:.0f}% populated)"
             else:
-                query_name, params = probes[name]
+                query_name, params, label = probes[name]
+                # a vector search is probed in a memory it can find something in (an empty
+                # database has nothing to search: the probe then only plans the query)
+                found = self.run("store/probe_memory", label=label, family=params.get("family")) if label else []
+                memory = found[0]["memory_id"] if found else "probe"
                 try:
                     with self.session() as s:
                         s.run(query(query_name), {"memory_id": memory, "vector": vector, "limit": 1,
@@ -235,10 +242,27 @@ class Store:
         return {r["name"]: int(r["dimensions"]) for r in rows
                 if r["name"] in VECTOR_INDEXES and r["dimensions"] is not None}
 
+    def require_recall_indexes(self) -> None:
+        """Raise SchemaError unless the full-text indexes recall queries exist (checked once per
+        Store): a database set up by an older version lacks `turn_search` until `tmem schema
+        apply`, and Neo4j's own error for a missing index inside a query is an internal one."""
+        if "turn_search" in self._indexes_seen:
+            return
+        names = {r["name"] for r in self.run("store/indexes")}
+        missing = [n for n in ("text_search", "turn_search") if n not in names]
+        if missing:
+            raise SchemaError(f"the database has no index {', '.join(missing)} (its schema is older than this "
+                              "version of tmem-graph, or was never applied); run `tmem schema apply`")
+        self._indexes_seen.add("turn_search")
+
     def require_schema(self, dimensions: int) -> None:
         """Raise unless every vector index exists with this dimension."""
         dims = self.vector_dimensions()
         missing = [n for n in VECTOR_INDEXES if n not in dims]
+        if not missing and "turn_search" not in {r["name"] for r in self.run("store/indexes")}:
+            missing = ["turn_search"]  # a schema applied before the live path
+        if not missing:
+            self._indexes_seen.add("turn_search")
         if missing:
             raise SchemaError(f"the database has no tmem schema (missing {', '.join(missing)}); "
                             "run `tmem schema apply` first")
@@ -272,7 +296,9 @@ class Store:
         return counts
 
     def delete_in(self, tx: neo4j.Transaction, memory_id: str) -> int:
-        """Delete one memory's nodes inside `tx`; return how many were deleted."""
+        """Delete one memory's nodes inside `tx`; return how many were deleted. The memory's node
+        is locked first, so an add (which locks it too) runs wholly before or after."""
+        self.tx_run(tx, "live/memory_hold", memory_id=memory_id)
         return sum(self.tx_run(tx, name, memory_id=memory_id)[0]["deleted"] for name in DELETE_QUERIES)
 
     def drop(self, memory_id: str) -> int:
