@@ -188,6 +188,12 @@ def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path.home() / ".local" / "share" / "tmem-graph"
 
 
+def serve_token(env: Mapping[str, str] | None = None) -> str | None:
+    """`$TMEM_SERVE_TOKEN`: the bearer token `tmem serve` requires of its callers (None: none)."""
+    env = os.environ if env is None else env
+    return env.get("TMEM_SERVE_TOKEN") or None
+
+
 def benchmark_data_dir_override(env: Mapping[str, str] | None = None) -> Path | None:
     """`$TMEM_DATA_DIR`: where LoCoMo and LoCoMo-Plus are, when not in the usual places."""
     env = os.environ if env is None else env

@@ -159,6 +159,7 @@ ALLOWED = {
     "evaluate": CORE | {"api", "construct", "encode", "llm", "llm.prompts", "retrieve.evidence",
                         "retrieve.fuse", "retrieve.presets", "retrieve.results"},
     "local": {"config", "errors", "llm", "store"},
+    "serve": CORE | {"api", "construct", "encode", "llm", "store"},
     "tmem_graph": {"api", "config", "errors"},
 }
 

@@ -11,7 +11,7 @@ import click
 from ..config import Settings
 from ..errors import TmemError
 from ..local import enable_local_llm
-from . import db, live, memory
+from . import db, live, memory, serve
 from .eval import eval_group
 
 
@@ -47,6 +47,8 @@ for command in memory.COMMANDS:
     main.add_command(command)
 main.add_command(live.add_cmd)
 main.add_command(live.build_cmd)
+main.add_command(serve.serve_cmd)
+main.add_command(serve.mcp_cmd)
 main.add_command(eval_group)
 
 if __name__ == "__main__":  # pragma: no cover

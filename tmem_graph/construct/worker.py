@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ..encode import Encoder
 from ..errors import DatabaseUnavailable, LeaseHeld, TmemError
@@ -40,10 +40,12 @@ class BuildWorker:
     """Builds every due memory of one database with one LLM and encoder."""
 
     def __init__(self, store: Store, llm: LLMClient, encoder: Encoder, flush_after_s: float | None = None,
-                 concurrency: int = 4, progress: Progress | None = None):
+                 concurrency: int = 4, progress: Progress | None = None,
+                 allow: Callable[[str], bool] | None = None):
         self.builder = Builder(store, llm, encoder, concurrency, progress)
         self.builder.lease_wait_s = 0.0   # a memory another builder holds is left to it
         self.store, self.flush_after_s = store, flush_after_s
+        self.allow = allow or (lambda memory_id: True)   # the memories this worker may build
         self._warned: set[str] = set()   # memories a warning was logged for (once each)
 
     def run_once(self) -> Pass:
@@ -53,6 +55,8 @@ class BuildWorker:
         done = Pass()
         for row in due_memories(self.store, self.flush_after_s):
             m = row["memory_id"]
+            if not self.allow(m):
+                continue
             try:
                 # a flush asked is recorded in the memory and done by any build; the worker asks
                 # one itself only for a memory gone quiet

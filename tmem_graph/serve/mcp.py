@@ -1,0 +1,112 @@
+"""The MCP face of the service (official `mcp` SDK): tools named and shaped as agents know
+them from other memory servers, with bounded budgets, results that carry `via`, and errors an
+agent can read (`ToolError` with the library's one-line message; anything else is hidden)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Annotated, Any, Callable
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import BaseModel, Field
+
+from ..errors import TmemError
+from .service import MCP_MAX_K, Budgets, Service
+
+MemoryId = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$",
+                                description="The memory's id (letters, digits, - _ . :), e.g. the user's or the conversation's.")]
+K = Annotated[int, Field(ge=0, le=MCP_MAX_K)]
+
+
+class TurnIn(BaseModel):
+    speaker: str = Field(min_length=1, max_length=200, description="Who said it, e.g. the user's name or 'Assistant'.")
+    text: str = Field(min_length=1, max_length=32768, description="What was said, verbatim.")
+    time: str | None = Field(default=None, description="When, ISO 8601 (e.g. 2026-12-01T19:04:00); default: unknown.")
+
+
+INSTRUCTIONS = (
+    "Long-term memory of conversations (T-Mem on Neo4j). Before answering, call search_memory with "
+    "the user's message to get what the memory holds about it: scenes of earlier conversations "
+    "(with their turns), distilled items, the turns of the last minutes not yet organised ('recent'), "
+    "and the speakers' personas; every result says in 'via' why it came back. After each exchange, "
+    "call add_memory with its turns. Memories build themselves in the background.")
+
+
+def _tool_errors(fn: Callable) -> Callable:
+    """A library error reaches the agent as a ToolError with its one-line message."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TmemError as exc:
+            raise ToolError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    return wrapper
+
+
+def build_mcp(service: Service) -> MCPServer:
+    """The MCP server of one service; tools are plain functions (run in worker threads)."""
+    server = MCPServer("tmem-graph", instructions=INSTRUCTIONS, log_level="WARNING")
+    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False)
+
+    @server.tool(name="add_memory", description=(
+        "Add the turns of a conversation to a memory as they happen (created if absent). They are "
+        "searchable at once; scenes, items and triggers are built from them in the background. "
+        "Turns already held (same speaker, time and text) are skipped, so a retry adds nothing twice."))
+    @_tool_errors
+    def add_memory(memory_id: MemoryId,
+                   turns: Annotated[list[TurnIn], Field(min_length=1, max_length=100)]) -> dict[str, Any]:
+        return service.add(memory_id, [t.model_dump(exclude_none=True) for t in turns])
+
+    @server.tool(name="search_memory", annotations=read_only, description=(
+        "Recall what a memory holds that matters for a query: scenes (with their turns), items, recent "
+        "turns not yet built into scenes, and personas. Each scene, item and turn has 'via' (the channels "
+        "that found it: topic, bm25, dense, dialogue, scene_trigger, horizon, entity, bridge, joint, "
+        "scene, recent) and 'score'. Budgets are capped at 20 to keep the answer small."))
+    @_tool_errors
+    def search_memory(memory_id: MemoryId,
+                      query: Annotated[str, Field(min_length=1, max_length=4000, description="The user's message or a question.")],
+                      speaker: Annotated[str | None, Field(description="Only this speaker's persona.")] = None,
+                      k_scenes: Annotated[K, Field(description="Scenes to return.")] = 5,
+                      k_items: Annotated[K, Field(description="Items to return.")] = 10,
+                      k_recent: Annotated[K, Field(description="Recent (unbuilt) turns to return.")] = 6) -> dict[str, Any]:
+        result = service.recall(memory_id, query, speaker=speaker, budgets=Budgets(k_scenes, k_items, k_recent),
+                                cap=MCP_MAX_K)
+        for scene in result["scenes"]:
+            scene.pop("narrative", None)   # the turns are the evidence; the narrative repeats them
+        return result
+
+    @server.tool(name="ask_memory", annotations=read_only, description=(
+        "Answer a question from a memory with the server's LLM: the answer, and the evidence it used."))
+    @_tool_errors
+    def ask_memory(memory_id: MemoryId,
+                   question: Annotated[str, Field(min_length=1, max_length=4000)]) -> dict[str, Any]:
+        answer = service.ask(memory_id, question)
+        return {"memory_id": memory_id, "question": question, "answer": answer["answer"],
+                "evidence": answer["evidence"]}
+
+    @server.tool(name="list_memories", annotations=read_only,
+                 description="The memories this server holds that you may use, with their object counts.")
+    @_tool_errors
+    def list_memories() -> dict[str, Any]:
+        return {"memories": service.list_memories()}
+
+    @server.tool(name="get_memory_stats", annotations=read_only, description=(
+        "A memory's counts (turns, turns waiting for their scene, scenes, topics, items, triggers, "
+        "personas), its encoder, and its construction cost."))
+    @_tool_errors
+    def get_memory_stats(memory_id: MemoryId) -> dict[str, Any]:
+        return service.stats(memory_id)
+
+    @server.tool(name="delete_memory", annotations=ToolAnnotations(destructive_hint=True), description=(
+        "Delete a memory and everything in it, for good. Only when the user asked for it: pass the "
+        "memory's id again as 'confirm'."))
+    @_tool_errors
+    def delete_memory(memory_id: MemoryId,
+                      confirm: Annotated[str, Field(description="The memory's id again, to confirm.")]) -> dict[str, Any]:
+        if confirm != memory_id:
+            raise ToolError(f"not deleted: 'confirm' must repeat the memory id {memory_id!r}")
+        return service.delete(memory_id)
+
+    return server

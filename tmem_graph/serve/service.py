@@ -1,0 +1,181 @@
+"""What `tmem serve` and `tmem mcp` do, whatever the protocol: one warm process (one driver,
+the encoder loaded once, one LLM client opened on first use, a background build worker),
+and access rules that never reveal a memory the caller may not see.
+
+The HTTP app (`http.py`) and the MCP tools (`mcp.py`) are thin layers over `Service`; every
+memory id goes through `Service.memory`, which answers "no memory" alike for a memory that
+does not exist and for one outside the server's `memories` patterns.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import threading
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
+
+from ..api import Memory, import_memory, list_memories
+from ..config import RetrievalSettings, Settings
+from ..construct.worker import BuildWorker, due_memories
+from ..encode import get_encoder
+from ..errors import ConfigError, MemoryNotFound, TmemError, UsageError
+from ..format import check_memory_id
+from ..llm.factory import open_llm
+from ..store import Store
+
+log = logging.getLogger(__name__)
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+MAX_K = 50           # the largest budget a service recall accepts (responses stay small)
+MCP_MAX_K = 20       # ... and an MCP one (an agent's context is smaller still)
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who may call, and which memories a server shows: `token` (None: no token asked, only
+    allowed on loopback) and `patterns` (shell patterns of memory ids; empty: every memory)."""
+    token: str | None = None
+    patterns: tuple[str, ...] = ()
+
+    def allows(self, memory_id: str) -> bool:
+        return not self.patterns or any(fnmatch.fnmatchcase(memory_id, p) for p in self.patterns)
+
+    @staticmethod
+    def for_bind(host: str, token: str | None, patterns: Iterable[str] = ()) -> "Access":
+        """The access of a server bound to `host`: beyond loopback a token is required."""
+        if token is not None and len(token) < 16:
+            raise ConfigError("the service token must be at least 16 characters long")
+        if token is None and host not in LOOPBACK:
+            raise ConfigError(f"refusing to serve on {host} without a token: set TMEM_SERVE_TOKEN "
+                              "(or --token-file) to a secret of 16 characters or more, or bind 127.0.0.1")
+        return Access(token, tuple(patterns))
+
+
+@dataclass
+class Budgets:
+    """A recall's budgets as a caller may set them, bounded by `MAX_K`."""
+    k_scenes: int | None = None
+    k_items: int | None = None
+    k_recent: int | None = None
+    extra: dict = field(default_factory=dict)
+
+    def settings(self, base: RetrievalSettings, cap: int) -> RetrievalSettings:
+        changes = {k: v for k, v in (("k_scenes", self.k_scenes), ("k_items", self.k_items),
+                                     ("k_recent", self.k_recent)) if v is not None}
+        for name, value in changes.items():
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= cap:
+                raise UsageError(f"{name} {value!r}: must be an integer from 0 to {cap}")
+        return replace(base, **changes)
+
+
+class Service:
+    """One warm process serving many memories of one database."""
+
+    def __init__(self, settings: Settings, access: Access, worker: bool = True, flush_after_s: float | None = None,
+                 poll_s: float = 2.0):
+        self.settings, self.access = settings, access
+        self._stack = ExitStack()
+        self.store = self._stack.enter_context(Store(settings))
+        self.encoder = get_encoder(settings.encoder)
+        self.encoder.encode(["warm up"])   # load the model now, not on the first request
+        self.store.check()
+        self._llm = None
+        self._llm_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._worker: threading.Thread | None = None
+        if worker:
+            self._worker = threading.Thread(target=self._work, args=(flush_after_s, poll_s), name="tmem-build",
+                                            daemon=True)
+
+    def start(self) -> None:
+        if self._worker is not None and not self._worker.is_alive():
+            self._worker.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._worker is not None and self._worker.is_alive():
+            self._worker.join(timeout=30)
+        self._stack.close()
+
+    # -- the LLM, opened once, on first use ------------------------------------------------
+    @property
+    def llm(self):
+        with self._llm_lock:
+            if self._llm is None:
+                self._llm = self._stack.enter_context(open_llm())
+            return self._llm
+
+    def _work(self, flush_after_s: float | None, poll_s: float) -> None:
+        """The background builder of the memories this server may see: it looks for work
+        every `poll_s` (a cheap query) and opens the LLM only when there is some."""
+        worker: BuildWorker | None = None
+        while not self._stop.is_set():
+            try:
+                due = [r for r in due_memories(self.store, flush_after_s) if self.access.allows(r["memory_id"])]
+                if due:
+                    worker = worker or BuildWorker(self.store, self.llm, self.encoder, flush_after_s,
+                                                   allow=self.access.allows)
+                    done = worker.run_once()
+                    for report in done.built:
+                        log.info("built %s: +%d scenes, %d turns pending", report.memory_id, report.new_scenes,
+                                 report.pending_turns)
+                    if done.built:
+                        continue
+            except ConfigError as exc:  # no LLM configured: the service serves, nothing is built
+                log.error("the build worker stops: %s", exc)
+                return
+            except TmemError as exc:  # the database lost for a while: look again later
+                log.warning("the build worker: %s", exc)
+            self._stop.wait(poll_s)
+
+    # -- memories ---------------------------------------------------------------------------
+    def memory(self, memory_id: str, must_exist: bool = True) -> Memory:
+        """The Memory for `memory_id`: "no memory" alike when absent and when not allowed."""
+        check_memory_id(memory_id)
+        if not self.access.allows(memory_id) or (must_exist and not self.store.exists(memory_id)):
+            raise MemoryNotFound(f"no memory {memory_id!r}")
+        return Memory(memory_id, store=self.store, encoder=self.encoder)
+
+    def list_memories(self) -> list[dict[str, Any]]:
+        return [m for m in list_memories(store=self.store) if self.access.allows(m["id"])]
+
+    def stats(self, memory_id: str) -> dict:
+        return self.memory(memory_id).stats()
+
+    def add(self, memory_id: str, turns: list) -> dict:
+        report = self.memory(memory_id, must_exist=False).add(turns)
+        return {"memory_id": memory_id, "added": report.added, "skipped": report.skipped, "created": report.created}
+
+    def build(self, memory_id: str, flush: bool = False) -> dict:
+        report = self.memory(memory_id).build(flush=flush, llm=self.llm, wait_s=30.0)
+        return {"memory_id": memory_id, "new_scenes": report.new_scenes, "new_items": report.new_items,
+                "new_topics": report.new_topics, "pending_turns": report.pending_turns}
+
+    def flush(self, memory_id: str) -> dict:
+        self.memory(memory_id).flush()
+        return {"memory_id": memory_id, "flush": "asked: the background builder closes the open scene"}
+
+    def recall(self, memory_id: str, query: str, speaker: str | None = None, without: Iterable[str] = (),
+               budgets: Budgets | None = None, cap: int = MAX_K) -> dict:
+        memory = self.memory(memory_id)
+        settings = (budgets or Budgets()).settings(self.settings.retrieval, cap)
+        return memory.recall(query, speaker=speaker, without=list(without), settings=settings).to_json()
+
+    def ask(self, memory_id: str, question: str, speaker: str | None = None, without: Iterable[str] = ()) -> dict:
+        return self.memory(memory_id).ask(question, speaker=speaker, without=list(without), llm=self.llm)
+
+    def export(self, memory_id: str) -> dict:
+        return self.memory(memory_id).export()
+
+    def import_(self, memory_id: str, document: dict, replace_existing: bool = False) -> dict:
+        if not isinstance(document, dict) or document.get("memory_id") != memory_id:
+            raise UsageError(f"the document's memory_id must be {memory_id!r}, the memory of the request")
+        self.memory(memory_id, must_exist=False)  # the access rule, before anything is read
+        memory, warnings = import_memory(document, replace=replace_existing, store=self.store,
+                                             encoder=self.encoder)
+        return {"memory_id": memory.id, "warnings": warnings, **self.store.counts(memory.id)}
+
+    def delete(self, memory_id: str) -> dict:
+        return {"memory_id": memory_id, "deleted_nodes": self.memory(memory_id).drop()}
