@@ -1,0 +1,276 @@
+"""`tmem serve` and `tmem mcp` as processes, called by real clients: an HTTP client on every
+endpoint (good and bad requests, a wrong token, a memory outside the server's patterns) and
+the `mcp` SDK's own client over stdio and streamable HTTP, checked against the Python API on
+the same memories. The LLM is the auto-replying endpoint of tests/fixtures/auto_llm.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.fixtures.auto_llm import serve as auto_llm
+from tmem_graph import api
+from tmem_graph.construct.inputs import read_conversation
+
+ROOT = Path(__file__).parents[2]
+DIALOGUE = ROOT / "examples" / "short-dialogue.jsonl"
+TOKEN = "a-test-token-of-enough-length"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llm_url(encoder):
+    server = auto_llm(0.0, encoder.count_tokens)
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+
+
+def env_for(llm_url: str, **extra: str) -> dict:
+    return {**os.environ, "TMEM_LLM_BASE_URL": llm_url, "TMEM_LLM_MODEL": "auto", "TMEM_LLM_CACHE": "off", **extra}
+
+
+@pytest.fixture(scope="module")
+def server(llm_url, store, tmp_path_factory):
+    """`tmem serve` with a token, limited to memories `svc-*`."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "tmem_graph.cli", "serve", "--port", str(port),
+                                 "--memories", "svc-*", "--max-body-mb", "1"], cwd=ROOT, stdout=out, stderr=out,
+                                env=env_for(llm_url, TMEM_SERVE_TOKEN=TOKEN))
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if httpx.get(base + "/health", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"tmem serve did not start: {log.read_text()[-2000:]}")
+        time.sleep(0.2)
+    yield base
+    proc.terminate()
+    proc.wait(timeout=30)
+    assert "Traceback" not in log.read_text(), log.read_text()[-3000:]
+
+
+@pytest.fixture
+def http(server):
+    with httpx.Client(base_url=server, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as client:
+        yield client
+
+
+def turns_json() -> list[dict]:
+    return [json.loads(line) for line in DIALOGUE.read_text().splitlines()]
+
+
+# -- HTTP ------------------------------------------------------------------------------------
+
+def test_every_endpoint_with_an_http_client(http, store, encoder, new_id):
+    memory_id = new_id("svc-http")
+    added = http.post(f"/memories/{memory_id}/turns", json={"turns": turns_json()[:4]})
+    assert added.status_code == 200 and added.json()["added"] == ["a1", "a2", "a3", "a4"]
+    assert http.post(f"/memories/{memory_id}/turns", json={"turns": turns_json()[:4]}).json()["skipped"] == 4
+    query = {"query": "What does Ana avoid eating?", "k_scenes": 3}
+    recalled = http.post(f"/memories/{memory_id}/recall", json=query).json()
+    local = api.Memory(memory_id, store=store, encoder=encoder).recall(query["query"]).to_json()
+    assert [t["id"] for t in recalled["recent"]] == [t["id"] for t in local["recent"]] and recalled["recent"]
+    assert set(recalled) == set(local)
+    assert memory_id in {m["id"] for m in http.get("/memories").json()["memories"]}
+    assert http.get(f"/memories/{memory_id}").json()["pending_turns"] == 4
+    built = http.post(f"/memories/{memory_id}/build", json={"flush": True})
+    assert built.status_code == 200, built.text
+    assert built.json()["new_scenes"] == 1 and built.json()["pending_turns"] == 0
+    after = http.post(f"/memories/{memory_id}/recall", json=query).json()
+    assert after["scenes"][0]["turns"][0]["id"] == "a1" and after["scenes"][0]["via"]
+    assert after == {**api.Memory(memory_id, store=store, encoder=encoder).recall(query["query"],
+                     settings=store.settings.retrieval.__class__(k_scenes=3)).to_json(),
+                     "timings_ms": after["timings_ms"]}
+    answer = http.post(f"/memories/{memory_id}/ask", json={"question": "What does Ana avoid?"})
+    assert answer.status_code == 200 and "auto answer" in answer.json()["answer"]
+    http.post(f"/memories/{memory_id}/turns", json={"turns": turns_json()[4:]})
+    assert http.post(f"/memories/{memory_id}/flush").status_code == 200
+    exported = http.get(f"/memories/{memory_id}/export").json()
+    assert exported["format"] == "tmem-memory/1" and len(exported["turns"]) == 8
+    copy = new_id("svc-copy")
+    put = http.put(f"/memories/{copy}", json={**exported, "memory_id": copy})
+    assert put.status_code == 200 and put.json()["turns"] == 8
+    assert http.put(f"/memories/{copy}", json={**exported, "memory_id": copy}).status_code == 409
+    assert http.put(f"/memories/{copy}?replace=true", json={**exported, "memory_id": copy}).status_code == 200
+    assert http.delete(f"/memories/{copy}").status_code == 400 and store.exists(copy)
+    deleted = http.delete(f"/memories/{copy}", params={"confirm": copy})
+    assert deleted.status_code == 200 and not store.exists(copy)
+
+
+def test_bad_requests_get_json_errors_that_name_the_problem(http, new_id):
+    memory_id = new_id("svc-bad")
+    cases = [
+        (http.post(f"/memories/{memory_id}/recall", json={"quer": "x"}), 400, "body.query"),
+        (http.post(f"/memories/{memory_id}/recall", content=b"{not json", headers={"content-type": "application/json"}),
+         400, "JSON"),
+        (http.post(f"/memories/{memory_id}/turns", json={"turns": [{"speaker": "Ana", "text": " "}]}), 400,
+         'turns[0]: "text" is missing or empty'),
+        (http.post(f"/memories/{memory_id}/turns", json={"turns": [{"speaker": "Ana", "text": "x" * 2_000_000}]}),
+         413, "larger than"),
+        (http.post(f"/memories/{memory_id}/recall", json={"query": "x", "k_scenes": 500}), 400, "k_scenes"),
+        (http.post(f"/memories/{memory_id}/recall", json={"query": "x", "without": ["bogus"]}), 404, "no memory"),
+        (http.get("/memories/not a valid id!"), 400, "not a valid memory id"),
+        (http.get(f"/memories/{memory_id}"), 404, f"no memory '{memory_id}'"),
+        (http.post(f"/memories/{memory_id}/build", json={}), 404, "no memory"),
+    ]
+    for response, status, needle in cases:
+        assert response.status_code == status, (response.request.url, response.text)
+        body = response.json()
+        assert needle in body["error"], body
+        assert "Traceback" not in response.text
+    http.post(f"/memories/{memory_id}/turns", json={"turns": turns_json()[:1]})
+    unknown = http.post(f"/memories/{memory_id}/recall", json={"query": "x", "without": ["bogus"]})
+    assert unknown.status_code == 400 and "unknown component(s) bogus" in unknown.json()["error"]
+
+
+def test_a_wrong_token_and_a_memory_outside_the_patterns_are_refused_alike(server, http, store, encoder, new_id):
+    hidden = new_id("other")   # outside svc-*: exists, but this server never shows it
+    api.Memory(hidden, store=store, encoder=encoder).add(turns_json()[:2])
+    absent = new_id("other-absent")
+    for path in ("/memories", f"/memories/{hidden}"):
+        assert httpx.get(server + path).status_code == 401
+        assert httpx.get(server + path, headers={"Authorization": "Bearer wrong-token-xxxxxxxxxx"}).status_code == 401
+    assert httpx.get(server + "/health").status_code == 200   # no token needed, nothing revealed
+    for memory_id in (hidden, absent):
+        responses = [http.get(f"/memories/{memory_id}"), http.get(f"/memories/{memory_id}/export"),
+                     http.post(f"/memories/{memory_id}/recall", json={"query": "Porto"}),
+                     http.delete(f"/memories/{memory_id}", params={"confirm": memory_id}),
+                     http.post(f"/memories/{memory_id}/turns", json={"turns": turns_json()[:1]})]
+        assert [r.status_code for r in responses] == [404] * 5
+        assert {r.json()["error"] for r in responses} == {f"no memory {memory_id!r}"}
+    assert hidden not in {m["id"] for m in http.get("/memories").json()["memories"]}
+    assert store.exists(hidden) and not store.exists(absent)
+    assert api.Memory(hidden, store=store).stats()["turns"] == 2   # nothing was added or deleted
+
+
+def test_serve_refuses_to_start_beyond_loopback_without_a_token(llm_url):
+    done = subprocess.run([sys.executable, "-m", "tmem_graph.cli", "serve", "--host", "0.0.0.0", "--port",
+                           str(free_port())], cwd=ROOT, env={k: v for k, v in env_for(llm_url).items()
+                                                            if k != "TMEM_SERVE_TOKEN"},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "refusing to serve on 0.0.0.0 without a token" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+# -- MCP -------------------------------------------------------------------------------------
+
+TOOLS = {"add_memory", "search_memory", "ask_memory", "list_memories", "get_memory_stats", "delete_memory"}
+
+
+async def _exercise(client, memory_id: str, hidden: str) -> dict:
+    """Call every tool once through an MCP client; return what came back."""
+    out: dict = {"tools": {t.name: t for t in (await client.list_tools()).tools}}
+    out["add"] = await client.call_tool("add_memory", {"memory_id": memory_id, "turns": [
+        {"speaker": "Ana", "text": "My colleague Tom is allergic to shellfish.", "time": "2024-05-01T12:00:00"},
+        {"speaker": "Ben", "text": "Noted for the team dinner.", "time": "2024-05-01T12:01:00"}]})
+    out["search"] = await client.call_tool("search_memory", {"memory_id": memory_id, "query": "seafood allergy",
+                                                             "k_recent": 2})
+    out["too_big"] = await client.call_tool("search_memory", {"memory_id": memory_id, "query": "x", "k_scenes": 50})
+    out["stats"] = await client.call_tool("get_memory_stats", {"memory_id": memory_id})
+    out["list"] = await client.call_tool("list_memories", {})
+    out["ask"] = await client.call_tool("ask_memory", {"memory_id": memory_id, "question": "Who is allergic?"})
+    out["hidden"] = await client.call_tool("get_memory_stats", {"memory_id": hidden})
+    out["hidden_delete"] = await client.call_tool("delete_memory", {"memory_id": hidden, "confirm": hidden})
+    out["unconfirmed"] = await client.call_tool("delete_memory", {"memory_id": memory_id, "confirm": "yes"})
+    out["delete"] = await client.call_tool("delete_memory", {"memory_id": memory_id, "confirm": memory_id})
+    return out
+
+
+def _check(out: dict, memory_id: str, hidden: str, store, encoder, expected_recent: list[str]) -> None:
+    assert set(out["tools"]) == TOOLS
+    assert all(t.description and len(t.description) > 40 for t in out["tools"].values())
+    assert out["tools"]["search_memory"].input_schema["properties"]["k_scenes"]["maximum"] == 20
+    assert not out["add"].is_error and out["add"].structured_content["added"] == ["T1", "T2"]
+    found = out["search"].structured_content
+    assert not out["search"].is_error and [t["id"] for t in found["recent"]] == expected_recent
+    assert found["recent"][0]["via"][0] == "recent"
+    assert out["too_big"].is_error and "less than or equal to 20" in out["too_big"].content[0].text
+    assert out["stats"].structured_content["turns"] == 2
+    assert memory_id in {m["id"] for m in out["list"].structured_content["memories"]}
+    assert hidden not in {m["id"] for m in out["list"].structured_content["memories"]}
+    assert "auto answer" in out["ask"].structured_content["answer"]
+    for key in ("hidden", "hidden_delete"):
+        assert out[key].is_error and f"no memory {hidden!r}" in out[key].content[0].text
+    assert out["unconfirmed"].is_error and "must repeat the memory id" in out["unconfirmed"].content[0].text
+    assert not out["delete"].is_error and not store.exists(memory_id)
+    assert store.exists(hidden)
+
+
+def _expected_recent(store, encoder, new_id) -> list[str]:
+    """What the Python API recalls for the same turns and query, on a memory of its own."""
+    reference = new_id("svc-ref")
+    memory = api.Memory(reference, store=store, encoder=encoder)
+    memory.add([{"speaker": "Ana", "text": "My colleague Tom is allergic to shellfish.", "time": "2024-05-01T12:00:00"},
+                {"speaker": "Ben", "text": "Noted for the team dinner.", "time": "2024-05-01T12:01:00"}])
+    got = [t.id for t in memory.recall("seafood allergy", settings=store.settings.retrieval.__class__(k_recent=2)).recent]
+    memory.drop()
+    return got
+
+
+def test_mcp_over_stdio_with_the_sdk_client(llm_url, store, encoder, new_id):
+    from mcp import Client, StdioServerParameters
+
+    memory_id, hidden = new_id("svc-mcp"), new_id("other-mcp")
+    api.Memory(hidden, store=store, encoder=encoder).add(turns_json()[:1])
+    env = env_for(llm_url)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "tmem_graph.cli", "mcp", "--memories", "svc-*"],
+                                   cwd=str(ROOT), env={k: env[k] for k in env if k.startswith(("TMEM_", "NEO4J_"))
+                                                       or k in ("PATH", "HOME", "PYTHONPATH")})
+
+    async def run():
+        async with Client(params) as client:
+            return await _exercise(client, memory_id, hidden)
+
+    out = asyncio.run(run())
+    _check(out, memory_id, hidden, store, encoder, _expected_recent(store, encoder, new_id))
+
+
+def test_mcp_over_streamable_http_with_a_bearer_token(server, store, encoder, new_id):
+    import httpx2
+    from mcp import Client, MCPError
+    from mcp.client.streamable_http import streamable_http_client
+
+    memory_id, hidden = new_id("svc-mcp-http"), new_id("other-mcp-http")
+    api.Memory(hidden, store=store, encoder=encoder).add(turns_json()[:1])
+
+    async def run(token: str):
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120) as http:
+            async with Client(streamable_http_client(server + "/mcp", http_client=http)) as client:
+                return await _exercise(client, memory_id, hidden)
+
+    out = asyncio.run(run(TOKEN))
+    _check(out, memory_id, hidden, store, encoder, _expected_recent(store, encoder, new_id))
+
+    async def refused():
+        messages = []
+        try:
+            await run("wrong-token-of-some-length")
+        except* MCPError as group:  # the transport's task groups wrap the client's error
+            error = group.exceptions[0]
+            while isinstance(error, BaseExceptionGroup):
+                error = error.exceptions[0]
+            messages.append(error.error.message)
+        return messages
+
+    assert any("unauthorized" in m for m in asyncio.run(refused()))
