@@ -8,28 +8,21 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.fixtures.auto_llm import serve as auto_llm
+from tests.fixtures.processes import free_port, wait_for_http
 from tmem_graph import api
 from tmem_graph.construct.inputs import read_conversation
 
 ROOT = Path(__file__).parents[2]
 DIALOGUE = ROOT / "examples" / "short-dialogue.jsonl"
 TOKEN = "a-test-token-of-enough-length"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -53,17 +46,10 @@ def server(llm_url, store, tmp_path_factory):
                                  "--memories", "svc-*", "--max-body-mb", "1"], cwd=ROOT, stdout=out, stderr=out,
                                 env=env_for(llm_url, TMEM_SERVE_TOKEN=TOKEN))
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            if httpx.get(base + "/health", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise AssertionError(f"tmem serve did not start: {log.read_text()[-2000:]}")
-        time.sleep(0.2)
+    try:
+        wait_for_http(base + "/health", proc)
+    except RuntimeError as exc:
+        raise AssertionError(f"tmem serve did not start ({exc}): {log.read_text()[-2000:]}") from None
     yield base
     proc.terminate()
     proc.wait(timeout=30)

@@ -80,6 +80,7 @@ def test_a_missing_package_is_named_with_the_command_that_installs_it():
 def test_importing_the_package_and_the_cli_help_load_no_model_library():
     code = ("import sys\nimport tmem_graph\nfrom tmem_graph.cli.main import main\n"
             "try:\n    main(['--help'], prog_name='tmem')\nexcept SystemExit as end:\n    assert end.code == 0\n"
-            "print(sorted(m for m in ('torch', 'onnxruntime', 'tokenizers', 'sentence_transformers') if m in sys.modules))")
+            "print(sorted(m for m in ('torch', 'onnxruntime', 'tokenizers', 'sentence_transformers', 'fastapi',\n"
+            "                         'uvicorn', 'mcp') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "Usage: tmem" in out.stdout and out.stdout.strip().endswith("[]"), out.stdout + out.stderr
