@@ -3,6 +3,7 @@
 # from Maven Central on first use), then
 #   1. loads a hand-written memory and shows descriptive and associative recall, with the
 #      channels that brought each memory back;
+#   1b. adds two turns to a live memory and recalls them at once (no build, no LLM);
 #   2. writes a visualisation of that recall;
 #   3. builds a memory from a short conversation with the fully local LLM (Qwen2.5 1.5B,
 #      in-process on the CPU, no network), recalls from it and answers a question.
@@ -23,6 +24,13 @@ tmem recall team-dinner "When did Bob adopt his greyhound Biscuit?" --k-scenes 2
 echo; echo "-- an associative question: nothing in it names Priya's shellfish allergy; it comes back"
 echo "   through the item's Bridge trigger and its scene's Horizon trigger (see 'via'):"
 tmem recall team-dinner "Can you suggest a good sushi place for our group outing?" --speaker Alice --k-scenes 2 --k-items 3
+
+echo; echo "== 1b. a live memory: turns added as a conversation happens are recalled at once, before any build"
+tmem drop demo-live --yes >/dev/null 2>&1 || true
+tmem add demo-live --speaker Ana --text "My colleague Tom is allergic to shellfish, he nearly ended up in hospital." \
+  --time 2026-12-01T19:00:00
+tmem add demo-live --speaker Ben --text "Good to know before the team dinner on Friday." --time 2026-12-01T19:01:00
+tmem recall demo-live "Where should we take Tom and the team to eat?" --k-scenes 2 --k-items 3
 
 echo; echo "== 2. the memory graph with that recall highlighted: demo-team-dinner.html (open it in a browser)"
 tmem viz team-dinner -o demo-team-dinner.html --query "Can you suggest a good sushi place for our group outing?"

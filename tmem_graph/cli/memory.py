@@ -239,6 +239,10 @@ def format_recall(result) -> str:
         lines.append(f"item {n}. [{i.id}] {i.text}")
         lane = f"{i.lane} lane; " if i.lane else ""
         lines.append(f"   {lane}via {', '.join(i.via)}; ranks: {ranks}")
+    for n, t in enumerate(result.recent, 1):
+        ranks = ", ".join(f"{k} #{v}" for k, v in t.ranks.items())
+        lines.append(f"recent {n}. [{t.id}] {t.speaker}: {t.text[:100]}")
+        lines.append(f"   via {', '.join(t.via)}; ranks: {ranks} (no scene holds it yet)")
     for p in result.persona:
         lines.append(f"persona {p['speaker']}: {p['summary']}")
     lines.append(f"({result.timings_ms['total']:.1f} ms, of which encoding {result.timings_ms['encode']:.1f} ms)")
