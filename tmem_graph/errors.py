@@ -64,6 +64,10 @@ class MemoryBusy(TmemError):
     """A memory kept changing while it was read (writers committed throughout the wait)."""
 
 
+class ServiceBusy(TmemError):
+    """A service has as many LLM calls (ask, build) under way as it allows: try again."""
+
+
 class MemoryExists(TmemError):
     """A memory with the given id already exists and replacing it was not asked for."""
 

@@ -260,3 +260,30 @@ def test_mcp_over_streamable_http_with_a_bearer_token(server, store, encoder, ne
         return messages
 
     assert any("unauthorized" in m for m in asyncio.run(refused()))
+
+
+def test_the_gate_checks_host_origin_token_and_size_before_any_route(server, new_id):
+    memory_id = new_id("svc-gate")
+    good = {"Authorization": f"Bearer {TOKEN}"}
+    rebound = httpx.get(f"{server}/memories", headers={**good, "Host": "attacker.example:8765"})
+    assert rebound.status_code == 421   # a page that rebinds a name to 127.0.0.1 gets nothing
+    cross = httpx.post(f"{server}/memories/{memory_id}/flush", headers={**good, "Origin": "http://attacker.example"})
+    assert cross.status_code == 403
+    assert httpx.get(f"{server}/memories", headers={**good, "Origin": "http://localhost:3000"}).status_code == 200
+    lower = httpx.get(f"{server}/memories", headers={"Authorization": f"bearer {TOKEN}"})
+    assert lower.status_code == 200     # the scheme is case-insensitive
+    unauthorised = httpx.post(f"{server}/memories/{memory_id}/recall", content=b"{not json",
+                              headers={"content-type": "application/json"})
+    assert unauthorised.status_code == 401   # the token before the body is even read
+    assert httpx.get(f"{server}/openapi.json").status_code == 401
+    assert httpx.get(f"{server}/openapi.json", headers=good).status_code == 200
+
+    def chunks():
+        for _ in range(40):
+            yield b"x" * 50_000   # 2 MB in chunks, no Content-Length: the limit is 1 MiB
+
+    for path in (f"/memories/{memory_id}/recall", "/mcp"):
+        big = httpx.post(server + path, content=chunks(), headers={**good, "content-type": "application/json"})
+        assert big.status_code == 413 and "larger than" in big.json()["error"], (path, big.text)
+    health = httpx.get(f"{server}/health").json()
+    assert health["ok"] is True and health["worker"] in ("running", "starting")

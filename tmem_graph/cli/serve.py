@@ -29,6 +29,7 @@ def _logging() -> None:
     logger = logging.getLogger("tmem_graph")
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
+    logger.propagate = False   # the MCP SDK configures the root logger too: one line per record
 
 
 memories_option = click.option("--memories", "patterns", multiple=True, metavar="PATTERN",

@@ -11,7 +11,8 @@ import json
 import logging
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Query, Request
+import anyio
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
@@ -26,11 +27,17 @@ from .service import LOOPBACK, MAX_K, Budgets, Service
 
 log = logging.getLogger(__name__)
 
-STATUS = [  # the most specific first
-    (errors.MemoryNotFound, 404), (errors.MemoryExists, 409), (errors.LeaseHeld, 409), (errors.MemoryBusy, 503),
-    (errors.EncoderMismatch, 409), (errors.ValidationError, 400), (errors.UsageError, 400),
-    (errors.ConfigError, 503), (errors.DatabaseUnavailable, 503), (errors.SchemaError, 503),
-    (errors.LLMError, 502), (errors.TmemError, 500),
+STATUS = [  # the most specific first; a 5xx answer says what to do, the server's log has the rest
+    (errors.MemoryNotFound, 404, None), (errors.MemoryExists, 409, None), (errors.LeaseHeld, 409, None),
+    (errors.LeaseLost, 409, None), (errors.EncoderMismatch, 409, None), (errors.ValidationError, 400, None),
+    (errors.UsageError, 400, None), (errors.TransactionTooLarge, 413, "the write is too large for the database's "
+                                     "transaction memory; send it in parts"),
+    (errors.MemoryBusy, 503, "the memory is being rewritten; try again shortly"),
+    (errors.ServiceBusy, 503, None),
+    (errors.LLMError, 502, "the LLM failed; try again later"),
+    (errors.SchemaError, 503, "the database's schema is not ready (the operator runs `tmem schema apply`)"),
+    (errors.DatabaseUnavailable, 503, "the database is unavailable; try again later"),
+    (errors.TmemError, 500, "internal error (the server's log has the details)"),
 ]
 
 
@@ -62,37 +69,76 @@ def _error(status: int, message: str, **extra) -> JSONResponse:
     return JSONResponse({"error": message, **extra}, status_code=status)
 
 
-class BodyLimit:
-    """Refuses a request body above `limit` bytes (413), by its Content-Length or as it streams."""
+class Gate:
+    """In front of the whole app, before any route reads a byte of the body:
 
-    def __init__(self, app, limit: int):
-        self.app, self.limit = app, limit
+    - on a loopback bind, the `Host` must be a loopback name and an `Origin`, if sent, a
+      loopback origin (a web page that rebinds a name to 127.0.0.1, or posts across sites,
+      reaches nothing: 421 / 403);
+    - with a token, every request but /health carries `Authorization: Bearer <token>` (401;
+      on /mcp as a JSON-RPC error, which the MCP client shows);
+    - a body is read whole, up to `limit` bytes (413 above it, chunked or not), then handed on.
+    """
+
+    def __init__(self, app, token: str | None, limit: int, loopback: bool):
+        self.app, self.limit, self.loopback = app, limit, loopback
+        self.token = token.encode() if token else None
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        length = dict(scope["headers"]).get(b"content-length")
+        headers = dict(scope["headers"])
+        path = scope["path"]
+        if self.loopback:
+            host = headers.get(b"host", b"").decode("latin-1").lower()
+            origin = headers.get(b"origin", b"").decode("latin-1").lower()
+            if _name_of(host) not in LOOPBACK_NAMES:
+                return await _send_json(send, 421, {"error": "this server answers only to loopback names"})
+            if origin and _name_of(origin.split("://", 1)[-1]) not in LOOPBACK_NAMES:
+                return await _send_json(send, 403, {"error": "cross-site requests are refused"})
+        if self.token is not None and path != "/health" and not self._authorised(headers):
+            body = ({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": UNAUTHORISED}}
+                    if path.startswith("/mcp") else {"error": UNAUTHORISED})
+            return await _send_json(send, 401, body, [(b"www-authenticate", b'Bearer realm="tmem"')])
+        length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.limit:
             return await _send_json(send, 413, {"error": f"the request body is larger than {self.limit} bytes"})
-        seen = 0
-
-        async def limited():
-            nonlocal seen
+        chunks, size = [], 0
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise _TooLarge()
-            return message
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.limit:
+                return await _send_json(send, 413, {"error": f"the request body is larger than {self.limit} bytes"})
+            if not message.get("more_body"):
+                break
+        replayed = False
 
-        try:
-            await self.app(scope, limited, send)
-        except _TooLarge:
-            await _send_json(send, 413, {"error": f"the request body is larger than {self.limit} bytes"})
+        async def replay():
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    def _authorised(self, headers: dict) -> bool:
+        scheme, _, value = headers.get(b"authorization", b"").partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), self.token)
 
 
-class _TooLarge(Exception):
-    pass
+UNAUTHORISED = "unauthorized: a missing or wrong bearer token"
+LOOPBACK_NAMES = {"127.0.0.1", "localhost", "[::1]", "::1"}
+
+
+def _name_of(authority: str) -> str:
+    """The host name of `host[:port]` (IPv6 in brackets kept whole)."""
+    if authority.startswith("["):
+        return authority.split("]", 1)[0] + "]"
+    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
 
 
 async def _send_json(send, status: int, body: dict, headers: list | None = None) -> None:
@@ -103,26 +149,9 @@ async def _send_json(send, status: int, body: dict, headers: list | None = None)
     await send({"type": "http.response.body", "body": data})
 
 
-class BearerGuard:
-    """In front of /mcp: the bearer token, answered as a JSON-RPC error the MCP client shows."""
-
-    def __init__(self, app, token: str | None):
-        self.app = app
-        self.expected = f"Bearer {token}".encode() if token else None
-
-    async def __call__(self, scope, receive, send):
-        if self.expected is not None and scope["type"] == "http":
-            got = dict(scope["headers"]).get(b"authorization", b"")
-            if not hmac.compare_digest(got, self.expected):
-                return await _send_json(send, 401, {"jsonrpc": "2.0", "id": None, "error": {
-                    "code": -32001, "message": "unauthorized: a missing or wrong bearer token"}},
-                    [(b"www-authenticate", b'Bearer realm="tmem"')])
-        await self.app(scope, receive, send)
-
-
-def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 16 * 2**20) -> "BodyLimit":
-    """The service's ASGI app, FastAPI behind a body-size limit (one per process: the MCP
-    session manager runs once)."""
+def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 16 * 2**20) -> Gate:
+    """The service's ASGI app: FastAPI behind the `Gate` (one per process: the MCP session
+    manager runs once)."""
     mcp = build_mcp(service)
     security = (TransportSecuritySettings(allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
                                           allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"])
@@ -139,21 +168,13 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
 
     app = FastAPI(title="tmem-graph", version="0.1.0", lifespan=lifespan,
                   description="T-Mem long-term conversational memory on Neo4j (docs/service.md).")
-    token = service.access.token
-
-    def authorised(request: Request) -> None:
-        if token is not None:
-            got = request.headers.get("authorization", "")
-            if not hmac.compare_digest(got.encode(), f"Bearer {token}".encode()):
-                raise HTTPException(401, "unauthorized: a missing or wrong bearer token")
-
     @app.exception_handler(errors.TmemError)
     async def tmem_error(request: Request, exc: errors.TmemError):
-        status = next(code for cls, code in STATUS if isinstance(exc, cls))
+        status, generic = next((code, text) for cls, code, text in STATUS if isinstance(exc, cls))
         message = str(exc) if isinstance(exc, errors.ValidationError) else (str(exc).splitlines() or [""])[0]
         if status >= 500:
             log.warning("%s %s: %s", request.method, request.url.path, message)
-        return _error(status, message or type(exc).__name__)
+        return _error(status, generic or message or type(exc).__name__)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError):
@@ -169,58 +190,59 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
         log.exception("%s %s failed", request.method, request.url.path)
         return _error(500, "internal error (the server's log has the details)")
 
-    auth = [Depends(authorised)]
+
+    health_threads = anyio.CapacityLimiter(2)   # /health never waits behind the request threads
 
     @app.get("/health")
-    def health() -> dict:
-        service.store.check()
-        return {"ok": True}
+    async def health():
+        state = await anyio.to_thread.run_sync(service.health, limiter=health_threads)
+        return JSONResponse(state, status_code=200 if state["ok"] else 503)
 
-    @app.get("/memories", dependencies=auth)
+    @app.get("/memories")
     def memories() -> dict:
         return {"memories": service.list_memories()}
 
-    @app.get("/memories/{memory_id}", dependencies=auth)
+    @app.get("/memories/{memory_id}")
     def stats(memory_id: str) -> dict:
         return service.stats(memory_id)
 
-    @app.post("/memories/{memory_id}/turns", dependencies=auth)
+    @app.post("/memories/{memory_id}/turns")
     def add(memory_id: str, body: TurnsIn) -> dict:
         return service.add(memory_id, body.turns)
 
-    @app.post("/memories/{memory_id}/build", dependencies=auth)
+    @app.post("/memories/{memory_id}/build")
     def build(memory_id: str, body: BuildIn | None = None) -> dict:
         return service.build(memory_id, flush=bool(body and body.flush))
 
-    @app.post("/memories/{memory_id}/flush", dependencies=auth)
+    @app.post("/memories/{memory_id}/flush")
     def flush(memory_id: str) -> dict:
         return service.flush(memory_id)
 
-    @app.post("/memories/{memory_id}/recall", dependencies=auth)
+    @app.post("/memories/{memory_id}/recall")
     def recall(memory_id: str, body: RecallIn) -> dict:
         return service.recall(memory_id, body.query, speaker=body.speaker, without=body.without,
                               budgets=Budgets(body.k_scenes, body.k_items, body.k_recent))
 
-    @app.post("/memories/{memory_id}/ask", dependencies=auth)
+    @app.post("/memories/{memory_id}/ask")
     def ask(memory_id: str, body: AskIn) -> dict:
         return service.ask(memory_id, body.question, speaker=body.speaker, without=body.without)
 
-    @app.get("/memories/{memory_id}/export", dependencies=auth)
+    @app.get("/memories/{memory_id}/export")
     def export(memory_id: str) -> dict:
         return service.export(memory_id)
 
-    @app.put("/memories/{memory_id}", dependencies=auth)
+    @app.put("/memories/{memory_id}")
     def import_(memory_id: str, document: dict[str, Any],
                 replace: Annotated[bool, Query(description="Overwrite an existing memory.")] = False) -> dict:
         return service.import_(memory_id, document, replace_existing=replace)
 
-    @app.delete("/memories/{memory_id}", dependencies=auth)
+    @app.delete("/memories/{memory_id}")
     def delete(memory_id: str, confirm: Annotated[str | None, Query(description="The memory id again.")] = None) -> dict:
         if confirm != memory_id:
             raise errors.UsageError(f"not deleted: pass confirm={memory_id} to delete memory {memory_id!r}")
         return service.delete(memory_id)
 
-    endpoint = BearerGuard(StreamableHTTPASGIApp(mcp.session_manager), token)
+    endpoint = StreamableHTTPASGIApp(mcp.session_manager)
     app.router.routes.append(Route("/mcp", endpoint=endpoint))
     app.router.routes.append(Route("/mcp/", endpoint=endpoint))
-    return BodyLimit(app, max_body_bytes)
+    return Gate(app, service.access.token, max_body_bytes, loopback=host in LOOPBACK)

@@ -13,14 +13,15 @@ import fnmatch
 import logging
 import threading
 from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from ..api import Memory, import_memory, list_memories
 from ..config import RetrievalSettings, Settings
 from ..construct.worker import BuildWorker, due_memories
 from ..encode import get_encoder
-from ..errors import ConfigError, MemoryNotFound, TmemError, UsageError
+from ..errors import ConfigError, MemoryExists, MemoryNotFound, ServiceBusy, TmemError, UsageError
 from ..format import check_memory_id
 from ..llm.factory import open_llm
 from ..store import Store
@@ -30,6 +31,7 @@ log = logging.getLogger(__name__)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_K = 50           # the largest budget a service recall accepts (responses stay small)
 MCP_MAX_K = 20       # ... and an MCP one (an agent's context is smaller still)
+LLM_CALLS = 4        # asks and builds a service runs at once (more get ServiceBusy: 503)
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,6 @@ class Budgets:
     k_scenes: int | None = None
     k_items: int | None = None
     k_recent: int | None = None
-    extra: dict = field(default_factory=dict)
 
     def settings(self, base: RetrievalSettings, cap: int) -> RetrievalSettings:
         changes = {k: v for k, v in (("k_scenes", self.k_scenes), ("k_items", self.k_items),
@@ -84,6 +85,8 @@ class Service:
         self._llm = None
         self._llm_lock = threading.Lock()
         self._stop = threading.Event()
+        self._llm_calls = threading.BoundedSemaphore(LLM_CALLS)
+        self.worker_state = "off" if not worker else "starting"
         self._worker: threading.Thread | None = None
         if worker:
             self._worker = threading.Thread(target=self._work, args=(flush_after_s, poll_s), name="tmem-build",
@@ -94,10 +97,35 @@ class Service:
             self._worker.start()
 
     def close(self) -> None:
+        """Stop the worker, then close the store and the LLM. A build still running after 30 s
+        is left to end with the process (its lease is taken over at once on this host; it
+        wrote nothing unless it committed)."""
         self._stop.set()
         if self._worker is not None and self._worker.is_alive():
             self._worker.join(timeout=30)
+            if self._worker.is_alive():
+                log.warning("a build was still running at shutdown; it ends with the process")
+                return
         self._stack.close()
+
+    def health(self) -> dict:
+        """Whether the database answers now (not cached), and the worker's state."""
+        try:
+            self.store.ping()
+            return {"ok": True, "worker": self.worker_state}
+        except TmemError as exc:
+            log.warning("health: %s", exc)
+            return {"ok": False, "error": "the database is unavailable", "worker": self.worker_state}
+
+    @contextmanager
+    def _llm_call(self):
+        """At most LLM_CALLS asks and builds at once: the others are refused, not queued."""
+        if not self._llm_calls.acquire(blocking=False):
+            raise ServiceBusy(f"the server runs {LLM_CALLS} LLM calls already; try again shortly")
+        try:
+            yield
+        finally:
+            self._llm_calls.release()
 
     # -- the LLM, opened once, on first use ------------------------------------------------
     @property
@@ -109,8 +137,12 @@ class Service:
 
     def _work(self, flush_after_s: float | None, poll_s: float) -> None:
         """The background builder of the memories this server may see: it looks for work
-        every `poll_s` (a cheap query) and opens the LLM only when there is some."""
+        every `poll_s` (a cheap query) and opens the LLM only when there is some. Failures
+        are logged (once each in a row) and retried with a growing pause, up to a minute;
+        only a missing LLM configuration stops it (`worker_state` says so in /health)."""
         worker: BuildWorker | None = None
+        pause, last = poll_s, None
+        self.worker_state = "running"
         while not self._stop.is_set():
             try:
                 due = [r for r in due_memories(self.store, flush_after_s) if self.access.allows(r["memory_id"])]
@@ -121,14 +153,19 @@ class Service:
                     for report in done.built:
                         log.info("built %s: +%d scenes, %d turns pending", report.memory_id, report.new_scenes,
                                  report.pending_turns)
+                    pause, last, self.worker_state = poll_s, None, "running"
                     if done.built:
                         continue
             except ConfigError as exc:  # no LLM configured: the service serves, nothing is built
                 log.error("the build worker stops: %s", exc)
+                self.worker_state = f"stopped: {exc}"
                 return
-            except TmemError as exc:  # the database lost for a while: look again later
-                log.warning("the build worker: %s", exc)
-            self._stop.wait(poll_s)
+            except Exception as exc:  # noqa: BLE001 - the worker outlives any one failure
+                if str(exc) != last:
+                    log.warning("the build worker: %s", exc, exc_info=not isinstance(exc, TmemError))
+                last, self.worker_state = str(exc), "retrying after an error"
+                pause = min(60.0, pause * 2)
+            self._stop.wait(pause)
 
     # -- memories ---------------------------------------------------------------------------
     def memory(self, memory_id: str, must_exist: bool = True) -> Memory:
@@ -149,7 +186,9 @@ class Service:
         return {"memory_id": memory_id, "added": report.added, "skipped": report.skipped, "created": report.created}
 
     def build(self, memory_id: str, flush: bool = False) -> dict:
-        report = self.memory(memory_id).build(flush=flush, llm=self.llm, wait_s=30.0)
+        memory = self.memory(memory_id)
+        with self._llm_call():
+            report = memory.build(flush=flush, llm=self.llm, wait_s=5.0)
         return {"memory_id": memory_id, "new_scenes": report.new_scenes, "new_items": report.new_items,
                 "new_topics": report.new_topics, "pending_turns": report.pending_turns}
 
@@ -164,7 +203,9 @@ class Service:
         return memory.recall(query, speaker=speaker, without=list(without), settings=settings).to_json()
 
     def ask(self, memory_id: str, question: str, speaker: str | None = None, without: Iterable[str] = ()) -> dict:
-        return self.memory(memory_id).ask(question, speaker=speaker, without=list(without), llm=self.llm)
+        memory = self.memory(memory_id)
+        with self._llm_call():
+            return memory.ask(question, speaker=speaker, without=list(without), llm=self.llm)
 
     def export(self, memory_id: str) -> dict:
         return self.memory(memory_id).export()
@@ -173,8 +214,11 @@ class Service:
         if not isinstance(document, dict) or document.get("memory_id") != memory_id:
             raise UsageError(f"the document's memory_id must be {memory_id!r}, the memory of the request")
         self.memory(memory_id, must_exist=False)  # the access rule, before anything is read
-        memory, warnings = import_memory(document, replace=replace_existing, store=self.store,
+        try:
+            memory, warnings = import_memory(document, replace=replace_existing, store=self.store,
                                              encoder=self.encoder)
+        except MemoryExists:
+            raise MemoryExists(f"memory {memory_id!r} already exists (PUT with ?replace=true to overwrite)") from None
         return {"memory_id": memory.id, "warnings": warnings, **self.store.counts(memory.id)}
 
     def delete(self, memory_id: str) -> dict:

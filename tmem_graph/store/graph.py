@@ -91,6 +91,10 @@ class Store:
                 "start the local server with `tmem db start` or set NEO4J_URI") from None
         self._checked = True
 
+    def ping(self) -> None:
+        """Raise DatabaseUnavailable unless the database answers a query now (never cached)."""
+        self.run("store/ping")
+
     @contextmanager
     def session(self) -> Iterator[neo4j.Session]:
         if self.closed:
