@@ -2,14 +2,15 @@
 channel on and off, interleaved query by query, on a built memory with no pending turns and
 after N pending turns are added to a copy of it.
 
-The memory is an existing built one (e.g. `bench-live-batch-conv-26`, written by
-benchmarks/live_replay.py); its copy is made by export and import (so both hold the same
-scenes), then the turns of another LoCoMo conversation are added to the copy as pending.
+The memory is an existing built one (e.g. `svc-locomo`, written by
+benchmarks/service_latency.py); copies of its built part are made by export and import (so all
+hold the same scenes, and none of its pending turns), then N turns of another LoCoMo
+conversation are added to a copy as pending (N = 0 first).
 Queries are the LoCoMo questions of the memory's sample; vectors are encoded once, so only
 the two queries of the cascade are timed.
 
-    python -m benchmarks.recent_cost --uri bolt://127.0.0.1:7687 --memory bench-live-batch-conv-26 \
-        --pending 24 200 --queries 200 --out /tmp/recent_cost.json
+    python -m benchmarks.recent_cost --uri bolt://127.0.0.1:7687 --memory svc-locomo \
+        --pending 24 200 --queries 150 --out /tmp/recent_cost.json
 """
 
 from __future__ import annotations
@@ -66,20 +67,21 @@ def main() -> None:
     vectors = encoder.encode(texts)
     queries = list(zip(texts, vectors))
     cascade = Cascade(store, store.settings.retrieval)
-    for text, vector in queries[:20]:  # warm-up
-        cascade.recall(args.memory, text, vector)
     out = {"memory": args.memory, "queries": len(queries), "runs": {}}
-    out["runs"]["0 pending"] = timed(cascade, args.memory, queries)
-    print("0 pending", json.dumps(out["runs"]["0 pending"]), flush=True)
     extra = read_conversation(data_dir() / "locomo10.json", "locomo", args.pending_from)
     doc = api.Memory(args.memory, store=store).export()
-    for n in args.pending:
+    held = {t for s in doc["scenes"] for t in s["turn_ids"]}
+    doc["turns"] = [t for t in doc["turns"] if t["id"] in held]  # the built memory alone: nothing pending
+    for n in [0] + args.pending:
         copy = f"{args.memory}-pending-{n}"
         if store.exists(copy):
             store.drop(copy)
         api.import_memory({**doc, "memory_id": copy}, store=store, encoder=encoder)
-        api.Memory(copy, store=store, encoder=encoder).add(
-            [{"speaker": t.speaker, "text": t.text, "time": t.time} for t in extra[:n]])
+        if n:
+            api.Memory(copy, store=store, encoder=encoder).add(
+                [{"speaker": t.speaker, "text": t.text, "time": t.time} for t in extra[:n]])
+        for text, vector in queries[:20]:  # warm-up
+            cascade.recall(copy, text, vector)
         out["runs"][f"{n} pending"] = timed(cascade, copy, queries)
         print(f"{n} pending", json.dumps(out["runs"][f"{n} pending"]), flush=True)
         store.drop(copy)
