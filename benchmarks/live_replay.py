@@ -22,6 +22,7 @@ import statistics
 import time
 from pathlib import Path
 
+from benchmarks._common import pct
 from tmem_graph import api
 from tmem_graph.config import Settings
 from tmem_graph.construct.inputs import read_conversation
@@ -39,10 +40,6 @@ def usage(llm: LLMClient) -> dict:
     return {"stages": {k: {"calls": r["calls"], "prompt_tokens": r["prompt_tokens"],
                            "completion_tokens": r["completion_tokens"]} for k, r in rows.items()}, **total}
 
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def main() -> None:
@@ -96,8 +93,8 @@ def main() -> None:
         builder.build(live_id, flush=True)
         build_s.append(time.perf_counter() - t1)
         out["replay"] = {"wall_s": time.perf_counter() - t0, **usage(llm), "adds": len(add_ms),
-                         "add_ms": {"p50": statistics.median(add_ms), "p95": pct(add_ms, 0.95)},
-                         "fresh_recall_ms": {"p50": statistics.median(recall_ms), "p95": pct(recall_ms, 0.95)},
+                         "add_ms": {"p50": statistics.median(add_ms), "p95": pct(add_ms, 95)},
+                         "fresh_recall_ms": {"p50": statistics.median(recall_ms), "p95": pct(recall_ms, 95)},
                          "fresh_turn_recalled": found / len(add_ms),
                          "build_s": {"p50": statistics.median(build_s), "max": max(build_s), "sum": sum(build_s)}}
         same = [s["turn_ids"] for s in api.Memory(batch_id, store=store).export()["scenes"]] == \

@@ -21,6 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks._common import pct
+
 WORKER = r"""
 import json, sys, time
 from tmem_graph import api
@@ -39,10 +41,6 @@ for line in sys.stdin:
     print(json.dumps(times), flush=True)
 """
 
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def main() -> None:
@@ -81,7 +79,7 @@ def main() -> None:
         proc.stdin.close()
         proc.wait(timeout=60)
     out = {"memory": args.memory, "queries": len(queries), "rounds": args.rounds, "old": str(args.old),
-           **{side: {"p50": statistics.median(v), "p95": pct(v, 0.95), "n": len(v)} for side, v in times.items()}}
+           **{side: {"p50": statistics.median(v), "p95": pct(v, 95), "n": len(v)} for side, v in times.items()}}
     out["ratio_p50"] = out["new"]["p50"] / out["old"]["p50"]
     out["ratio_p95"] = out["new"]["p95"] / out["old"]["p95"]
     print(json.dumps(out, indent=1))

@@ -21,6 +21,7 @@ import statistics
 import time
 from pathlib import Path
 
+from benchmarks._common import pct
 from tmem_graph import api
 from tmem_graph.config import Settings
 from tmem_graph.construct.inputs import read_conversation
@@ -29,10 +30,6 @@ from tmem_graph.evaluate.data import data_dir, load
 from tmem_graph.retrieve.cascade import Cascade
 from tmem_graph.store import Store
 
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def timed(cascade: Cascade, memory_id: str, queries: list[tuple[str, list[float]]]) -> dict:
@@ -45,8 +42,8 @@ def timed(cascade: Cascade, memory_id: str, queries: list[tuple[str, list[float]
         t0 = time.perf_counter()
         cascade.recall(memory_id, text, vector, without=["recent"])
         off.append((time.perf_counter() - t0) * 1000)
-    return {"on_ms": {"p50": statistics.median(on), "p95": pct(on, 0.95)},
-            "off_ms": {"p50": statistics.median(off), "p95": pct(off, 0.95)},
+    return {"on_ms": {"p50": statistics.median(on), "p95": pct(on, 95)},
+            "off_ms": {"p50": statistics.median(off), "p95": pct(off, 95)},
             "ratio_p50": statistics.median(on) / statistics.median(off), "recalls_with_recent": found}
 
 

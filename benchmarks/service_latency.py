@@ -28,6 +28,7 @@ from pathlib import Path
 
 import httpx
 
+from benchmarks._common import pct
 from tmem_graph import api
 from tmem_graph.config import Settings
 from tmem_graph.encode import get_encoder
@@ -40,13 +41,9 @@ WRITES = "svc-locomo-live"
 TOKEN = "benchmark-token-0123456789"
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
 
 def summary(values: list[float]) -> dict:
-    return {"n": len(values), "p50": statistics.median(values), "p95": pct(values, 0.95), "max": max(values)}
+    return {"n": len(values), "p50": statistics.median(values), "p95": pct(values, 95), "max": max(values)}
 
 
 def main() -> None:
