@@ -34,17 +34,17 @@ def main() -> None:
     worker.start()
     clock = datetime(2026, 12, 1, 19, 0)
     with api.Memory("ana-assistant") as memory:
+        if memory.exists():
+            memory.drop()   # a fresh chat each run
         for n, (speaker, text) in enumerate(CHAT):
-            if speaker == "Ana":
+            print(f"\n{speaker}: {text}" if speaker == "Ana" else f"{speaker}: {text}")
+            if speaker == "Ana" and memory.exists():   # the memory appears with its first add
                 # recall before answering: turns added seconds ago are already there (`recent`)
                 recall = memory.recall(text, speaker="Ana")
-                print(f"\nAna: {text}")
-                for turn in recall.recent[:3]:
+                for turn in recall.recent:
                     print(f"  remembered ({', '.join(turn.via)}): {turn.speaker}: {turn.text}")
                 for scene in recall.scenes[:2]:
                     print(f"  remembered scene ({', '.join(scene.via)}): {scene.title}")
-            else:
-                print(f"Assistant: {text}")
             memory.add([{"speaker": speaker, "text": text, "time": (clock + timedelta(minutes=n)).isoformat()}])
         memory.flush()  # the chat is over: the worker closes its last scene and builds it
         print("\nbuilding in the background (the worker)...")

@@ -74,6 +74,10 @@ class Memory:
         self._encoder_checked = True
         return self._encoder
 
+    def exists(self) -> bool:
+        """Whether the memory is in the database (a live memory appears with its first add)."""
+        return self.store.exists(self.id)
+
     def add(self, turns: "list[dict | InputTurn]") -> "AddReport":
         """Add turns as the conversation happens: checked, then written at once in one short
         transaction with their embeddings, recallable before any build (channel `recent`).

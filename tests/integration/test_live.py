@@ -76,11 +76,12 @@ def calls(client: LLMClient) -> int:
 def test_added_turns_are_recallable_right_after_add(store, encoder, new_id):
     memory_id = new_id("live-add")
     memory = api.Memory(memory_id, store=store, encoder=encoder)
+    assert not memory.exists()   # a live memory appears with its first add
     report = memory.add([{"speaker": "Ana", "text": "My colleague Tom is allergic to shellfish.",
                           "time": "2024-05-01T12:00:00"},
                          {"speaker": "Ben", "text": "Good to know before the team dinner.",
                           "time": "2024-05-01T12:01:00"}])
-    assert report.created and report.added == ["T1", "T2"] and report.skipped == 0
+    assert report.created and report.added == ["T1", "T2"] and report.skipped == 0 and memory.exists()
     got = memory.recall("Is anyone allergic to seafood?")
     assert got.scenes == [] and got.items == []
     assert [t.id for t in got.recent][0] == "T1"
