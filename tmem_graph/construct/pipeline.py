@@ -81,6 +81,15 @@ def new_turns(existing: list[Turn], incoming: list[InputTurn]) -> tuple[list[Tur
     return out, skipped
 
 
+def _due(row: dict) -> bool:
+    """Whether a build round has work, from what live/pending returned: a full window of
+    unread turns, a flush asked, or a full persona window of built turns. Scenes closed for
+    good are built in the round that read their last window, so none waits without one."""
+    unread = sum(1 for r in row["pending"] if not r["examined"])
+    return (unread >= stages.WINDOW or row["flush_upto"] is not None
+            or len(row["built_after"]) >= stages.PERSONA_WINDOW)
+
+
 class Builder:
     """Runs the construction pipeline for one memory with one LLM, encoder and store."""
 
@@ -149,6 +158,9 @@ class Builder:
         """One build round; whether more work may be due after it."""
         self._ledger_start = {k: dict(vars(v)) for k, v in self.llm.ledger.items()}
         row = self.store.run("live/pending", memory_id=memory_id)[0]
+        if not _due(row):  # nothing to read, close or fold: the memory is not read at all
+            report.pending_turns = len(row["pending"])
+            return False
         old = export_memory(self.store, memory_id)
         turns_by_id = {t.id: t for t in old.turns}
         seq = {r["id"]: r["seq"] for r in row["pending"]}
