@@ -38,7 +38,7 @@ _KEYS = {
     "turns": {"id", "speaker", "text", "time", "session"},
     "scenes": {"id", "title", "summary", "narrative", "turn_ids", "time", "triggers"},
     "topics": {"id", "title", "keywords", "summary", "scene_ids"},
-    "items": {"id", "kind", "text", "scene_ids", "time", "triggers"},
+    "items": {"id", "kind", "text", "scene_ids", "time", "triggers", "turn_ids"},
     "personas": {"speaker", "summary"},
 }
 
@@ -175,7 +175,7 @@ def parse_document(doc: Any) -> tuple[MemoryDoc, list[str]]:
     scenes = _parse_scenes(c, doc, turn_pos)
     scene_pos = {s.id: n for n, s in enumerate(scenes)}
     topics = _parse_topics(c, doc, scene_pos)
-    items = _parse_items(c, doc, scene_pos)
+    items = _parse_items(c, doc, scene_pos, {t: s.id for s in scenes for t in s.turn_ids})
     personas = _parse_personas(c, doc, set(speakers))
 
     if c.problems:
@@ -294,7 +294,7 @@ def _parse_topics(c: _Checker, doc: dict, scene_pos: dict[str, int]) -> list[Top
     return topics
 
 
-def _parse_items(c: _Checker, doc: dict, scene_pos: dict[str, int]) -> list[Item]:
+def _parse_items(c: _Checker, doc: dict, scene_pos: dict[str, int], scene_of: dict[str, str]) -> list[Item]:
     seen: set[str] = set()
     items = []
     for path, obj in c.objects(doc, "items"):
@@ -310,6 +310,12 @@ def _parse_items(c: _Checker, doc: dict, scene_pos: dict[str, int]) -> list[Item
             c.fail(f"{path}.kind", f"must be 'atomic' or 'connected', not {kind!r}")
         text = c.text(obj, "text", path, required=True)
         item = Item(iid or "", kind, text or "", scene_ids, c.time(obj, path))
+        if obj.get("turn_ids") is not None:  # optional: the turns it was distilled from
+            item.turn_ids = c.id_list(obj, "turn_ids", path, scene_of, "turn in a scene")
+            for n, tid in enumerate(item.turn_ids):
+                if scene_of[tid] not in scene_ids:
+                    c.fail(f"{path}.turn_ids[{n}]", f"turn {_q(tid)} is in scene {_q(scene_of[tid])}, "
+                                                    "not one of the item's scenes")
         triggers = obj.get("triggers")
         if triggers is not None and not isinstance(triggers, list):
             c.fail(f"{path}.triggers", "must be a list of {concept, bridge, rationale}")
@@ -376,6 +382,7 @@ def to_document(memory: MemoryDoc) -> dict:
                 "id": i.id, "kind": i.kind, "text": i.text, "scene_ids": i.scene_ids, "time": i.time,
                 "triggers": [compact({"concept": t.concept, "bridge": t.bridge,
                                       "rationale": t.rationale}) for t in i.triggers],
+                "turn_ids": i.turn_ids,
             })
             for i in memory.items
         ],

@@ -68,6 +68,7 @@ class Item:
     scene_ids: list[str]
     time: str | None = None
     triggers: list[ItemTrigger] = field(default_factory=list)
+    turn_ids: list[str] = field(default_factory=list)  # the turns it was distilled from; [] = unknown
 
 
 @dataclass

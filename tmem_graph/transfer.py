@@ -140,7 +140,7 @@ def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: d
         "topic_scenes": [{"topic_id": t.id, "scene_id": s, "order": k}
                          for t in memory.topics for k, s in enumerate(t.scene_ids)],
         "items": [{"id": i.id, "seq": off["items"] + n, "kind": i.kind, "text": i.text, "time": i.time,
-                   "embedding": vectors[item_vec[n]]} for n, i in enumerate(memory.items)],
+                   "turn_ids": i.turn_ids, "embedding": vectors[item_vec[n]]} for n, i in enumerate(memory.items)],
         "item_scenes": [{"item_id": i.id, "scene_id": s, "order": k}
                         for i in memory.items for k, s in enumerate(i.scene_ids)],
         "scene_triggers": [view_row(v, n) for n, v in enumerate(scene_views)],

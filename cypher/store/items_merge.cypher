@@ -1,5 +1,6 @@
-// Writes items. $memory_id, $ft_scope; $rows: [{id, seq, kind, text, time, embedding}].
+// Writes items. $memory_id, $ft_scope; $rows: [{id, seq, kind, text, time, turn_ids, embedding}].
+// turn_ids: the turns an item was distilled from ([] when unknown: older builds and imports).
 UNWIND $rows AS r
 MERGE (i:Item {memory_id: $memory_id, id: r.id})
-SET i.seq = r.seq, i.kind = r.kind, i.text = r.text, i.time = r.time, i.ft_scope = $ft_scope,
-    i.embedding = r.embedding
+SET i.seq = r.seq, i.kind = r.kind, i.text = r.text, i.time = r.time, i.turn_ids = r.turn_ids,
+    i.ft_scope = $ft_scope, i.embedding = r.embedding

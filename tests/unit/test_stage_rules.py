@@ -1,4 +1,7 @@
-"""Rules applied to the model's replies (segmentation, item triggers), through the real openai client."""
+"""Rules applied to the model's replies (segmentation, topics, items, item triggers), through the
+real openai client."""
+
+import json
 
 import pytest
 
@@ -55,64 +58,138 @@ def test_scene_ids_as_small_models_write_them_are_repaired():
     assert [stages._scene_ref(w, known) for w in written] == ["s1", "s1", "s3", "s3", "s12", "s12", None, None, None]
 
 
-def test_items_are_extracted_in_halves_when_no_reply_for_all_scenes_is_valid(scripted_llm):
-    # a small model's reply for many scenes is cut at its token cap on every attempt: the scenes
-    # are halved, and the second half sees the first as an earlier scene it may connect to
-    for _ in range(4):  # the first call and its 3 retries, all cut off
-        scripted_llm.expect("Scenes to extract from:\n--- scene s1", '{"items": [{"text": "Ana booked')
-    scripted_llm.expect("Scenes to extract from:\n--- scene s1", {"items": [
-        {"text": "Ana booked a cooking class.", "scene_ids": ["s1"], "time": None}]})
-    scripted_llm.expect("Scenes to extract from:\n--- scene s2", {"items": [
-        {"text": "Ben will drive Ana to the class she booked.", "scene_ids": ["s1", "s2"], "time": None}]})
-    conversation = turns(1, 4) + turns(2, 4)
-    scenes = [stages.Scene("s1", [t.id for t in conversation[:4]], "Class"),
-              stages.Scene("s2", [t.id for t in conversation[4:]], "Ride")]
-    topic = stages.Topic("t1", ["s1", "s2"], "Cooking")
-    items = stages.extract_items(topic, scenes, [], {t.id: t for t in conversation},
-                                 LLMClient(LLMSettings(base_url=scripted_llm.url, model="scripted")))
-    assert [(i.kind, i.text, i.scene_ids) for i in items] == [
-        ("atomic", "Ana booked a cooking class.", ["s1"]),
-        ("connected", "Ben will drive Ana to the class she booked.", ["s1", "s2"])]
-    prompts = ["\n".join(m["content"] for m in r["messages"]) for r in scripted_llm.requests]
-    assert len(prompts) == 6 and "--- scene s2" not in prompts[4]
-    assert "Earlier scenes of the topic (for connections only):\n--- scene s1" in prompts[5]
+def llm_of(scripted_llm):
+    return LLMClient(LLMSettings(base_url=scripted_llm.url, model="scripted"))
 
 
-def test_a_reply_cut_at_the_token_cap_splits_the_scenes_at_once(scripted_llm):
-    # finish_reason "length": retrying the same long answer would cost minutes on a local model
-    scripted_llm.expect("Scenes to extract from:\n--- scene s1", '{"items": [{"text": "Ana booked', finish="length")
-    scripted_llm.expect("Scenes to extract from:\n--- scene s1", {"items": [
-        {"text": "Ana booked a cooking class.", "scene_ids": ["s1"], "time": None}]})
-    scripted_llm.expect("Scenes to extract from:\n--- scene s2", {"items": [
-        {"text": "Ben will drive Ana to the class.", "scene_ids": ["s2"], "time": None}]})
-    conversation = turns(1, 4) + turns(2, 4)
-    scenes = [stages.Scene("s1", [t.id for t in conversation[:4]], "Class"),
-              stages.Scene("s2", [t.id for t in conversation[4:]], "Ride")]
-    items = stages.extract_items(stages.Topic("t1", ["s1", "s2"], "Cooking"), scenes, [],
-                                 {t.id: t for t in conversation},
-                                 LLMClient(LLMSettings(base_url=scripted_llm.url, model="scripted")))
-    assert [i.text for i in items] == ["Ana booked a cooking class.", "Ben will drive Ana to the class."]
-    assert len(scripted_llm.requests) == 3
+CLASS = [Turn("a1", "Ana", "I finally booked the cooking class in Porto for June!", "2024-04-02T19:00:00", 1),
+         Turn("a2", "Ben", "Nice! Is it the one with the seafood market tour?", "2024-04-02T19:01:00", 1),
+         Turn("a3", "Ana", "Yes, but I will skip the oysters, they upset my stomach.", "2024-04-02T19:02:00", 1),
+         Turn("a4", "Ben", "Fair enough. Send me photos of the market.", "2024-04-02T19:03:00", 1)]
 
 
-def test_a_single_scene_cut_at_the_token_cap_is_retried(scripted_llm):
-    # nothing left to split: the retries (at a higher temperature) are the only way out
-    scripted_llm.expect("Scenes to extract from:\n--- scene s1", '{"items": [{"text": "Ana booked', finish="length")
-    scripted_llm.expect("Scenes to extract from:\n--- scene s1", {"items": [
-        {"text": "Ana booked a cooking class.", "scene_ids": ["s1"], "time": None}]})
-    conversation = turns(1, 4)
-    scene = stages.Scene("s1", [t.id for t in conversation], "Class")
-    items = stages.extract_items(stages.Topic("t1", ["s1"], "Cooking"), [scene], [], {t.id: t for t in conversation},
-                                 LLMClient(LLMSettings(base_url=scripted_llm.url, model="scripted")))
-    assert [i.text for i in items] == ["Ana booked a cooking class."]
+def test_items_cite_the_scene_turns_they_rest_on_and_bad_citations_are_repaired(scripted_llm):
+    # replies the 1.5B model gave: every item citing turn 1, a number past the scene, none at all
+    scripted_llm.expect("Scene s2 (time: 2024-04-02T19:00:00)", {"items": [
+        {"text": "Ana booked a cooking class in Porto for June 2024.", "turns": [1, 2], "time": "2024-06"},
+        {"text": "Oysters upset Ana's stomach, so she skips them.", "turns": [1]},
+        {"text": "Ben asked Ana for photos of the seafood market.", "turns": [7, 2, 4], "earlier_scenes": ["s9"]},
+        {"text": "Ben and Ana will go to the market tour together.", "turns": [], "earlier_scenes": ["Scene s1"]},
+        {"text": "Something entirely unrelated happened.", "turns": [12]},
+        {"text": "ana booked a cooking class in porto for june 2024.", "turns": [1]}]})
+    scene = stages.Scene("s2", [t.id for t in CLASS], "Ana's cooking class", time=CLASS[0].time)
+    earlier = [stages.Scene("s1", ["x1"], "Ana plans a trip to Portugal", "She will travel in June.")]
+    items = stages.extract_items(scene, CLASS, earlier, llm_of(scripted_llm))
+    assert [(i.kind, i.scene_ids, i.turn_ids, i.time) for i in items] == [
+        ("atomic", ["s2"], ["a1"], None),                # a2 shares no word with it; "2024-06" is no date
+        ("atomic", ["s2"], ["a3"], None),                # turn 1 shares no word: the turn that does
+        ("atomic", ["s2"], ["a2", "a4"], None),          # 7 is past the scene, s9 was not offered
+        ("connected", ["s1", "s2"], ["a2"], None)]       # no citation: the turn sharing most words
+    # the unrelated item cites no valid turn and shares no word; the repeated one is dropped
+    prompt = scripted_llm.requests[0]["messages"][0]["content"]
+    assert "[3] [2024-04-02T19:02:00] Ana: Yes, but I will skip" in prompt
+    assert "Earlier scenes (for connections only):\n- s1 (time unknown): Ana plans a trip" in prompt
+    schema = scripted_llm.requests[0]["response_format"]["json_schema"]["schema"]
+    assert "s1" in json.dumps(schema) and "s2" not in json.dumps(schema)
+
+
+def test_a_scene_item_reply_cut_at_the_token_cap_is_retried(scripted_llm):
+    scripted_llm.expect("Scene s1 (time", '{"items": [{"text": "Ana booked', finish="length")
+    scripted_llm.expect("Scene s1 (time", {"items": [{"text": "Ana booked a cooking class.", "turns": [1]}]})
+    items = stages.extract_items(stages.Scene("s1", [t.id for t in CLASS], "Class"), CLASS, [], llm_of(scripted_llm))
+    assert [(i.text, i.turn_ids) for i in items] == [("Ana booked a cooking class.", ["a1"])]
     assert [r["temperature"] for r in scripted_llm.requests] == [0.0, 0.5]
 
 
-def test_a_single_scene_without_a_valid_reply_is_an_error(scripted_llm):
+def test_a_scene_without_a_valid_items_reply_is_an_error(scripted_llm):
     for _ in range(4):
-        scripted_llm.expect("Scenes to extract from:\n--- scene s1", '{"items": [{"text": "Ana booked')
-    conversation = turns(1, 4)
-    scene = stages.Scene("s1", [t.id for t in conversation], "Class")
-    with pytest.raises(InvalidReply, match="items topic t1: no valid"):
-        stages.extract_items(stages.Topic("t1", ["s1"], "Cooking"), [scene], [], {t.id: t for t in conversation},
-                             LLMClient(LLMSettings(base_url=scripted_llm.url, model="scripted")))
+        scripted_llm.expect("Scene s1 (time", '{"items": [{"text": "Ana booked')
+    with pytest.raises(InvalidReply, match="items scene s1: no valid"):
+        stages.extract_items(stages.Scene("s1", [t.id for t in CLASS], "Class"), CLASS, [], llm_of(scripted_llm))
+
+
+def topic_setup():
+    scenes = {"s1": stages.Scene("s1", [], "Ana books a cooking class in Porto", "cooking class Porto June"),
+              "s2": stages.Scene("s2", [], "Ben clears his spare room for Clara", "spare room bike gear Clara"),
+              "s3": stages.Scene("s3", [], "Ana's cooking class in Porto is cancelled", "cooking class Porto cancelled")}
+    topics = [stages.Topic("t1", ["s1"], "Ana's cooking class in Porto", ["cooking class", "Porto"]),
+              stages.Topic("t2", ["s2"], "Clara moves in with Ben", ["Clara", "spare room"])]
+    return scenes, topics
+
+
+def assign(scripted_llm, scene, floor):
+    from tmem_graph.encode import get_encoder
+    scenes, topics = topic_setup()
+    ids = iter(["t3", "t4"])
+    old = stages.TOPIC_FLOOR
+    stages.TOPIC_FLOOR = floor
+    try:
+        touched = stages.assign_topics([scenes[scene]], topics, llm_of(scripted_llm), lambda: next(ids),
+                                       get_encoder("fake:256"), scenes)
+    finally:
+        stages.TOPIC_FLOOR = old
+    return touched, {t.id: t.scene_ids for t in topics}
+
+
+def test_a_scene_joins_the_topic_the_model_chooses_among_the_nearest(scripted_llm):
+    scripted_llm.expect("Which ONE of the topics listed below", {"topic": "Topic t1", "also": ["t1"]})
+    scripted_llm.expect("A new scene joined it", {"title": "Ana's cooking class in Porto", "keywords": ["cancelled"]})
+    touched, members = assign(scripted_llm, "s3", floor=-1.0)
+    assert touched == ["t1"] and members == {"t1": ["s1", "s3"], "t2": ["s2"]}
+    prompt = scripted_llm.requests[0]["messages"][0]["content"]
+    assert prompt.index("- t1: Ana's cooking class") < prompt.index("- t2: Clara moves in")  # nearest first
+
+
+def test_a_yes_to_every_offered_topic_keeps_only_the_choice(scripted_llm):
+    scripted_llm.expect("Which ONE of the topics listed below", {"topic": "t2", "also": ["t1", "t2"]})
+    scripted_llm.expect("A new scene joined it", {"title": "Clara moves in with Ben", "keywords": []})
+    touched, members = assign(scripted_llm, "s3", floor=-1.0)
+    assert touched == ["t2"] and members["t1"] == ["s1"]
+
+
+def test_new_or_an_id_not_offered_starts_a_new_topic(scripted_llm):
+    for answer in ("new", "t7"):
+        scripted_llm.expect("Which ONE of the topics listed below", {"topic": answer, "also": ["t1"]})
+        scripted_llm.expect("This scene starts a new topic", {"title": "A cancelled class", "keywords": ["class"]})
+        touched, members = assign(scripted_llm, "s3", floor=-1.0)
+        assert touched == ["t3"] and members["t3"] == ["s3"] and members["t1"] == ["s1"]
+
+
+def test_a_scene_near_no_topic_starts_one_without_a_choice_call(scripted_llm):
+    scripted_llm.expect("This scene starts a new topic", {"title": "Clara's room", "keywords": []})
+    touched, members = assign(scripted_llm, "s2", floor=1.01)
+    assert touched == ["t3"] and len(scripted_llm.requests) == 1
+
+
+def test_a_bridge_that_restates_its_item_is_asked_again_then_dropped(scripted_llm):
+    item = Item("i1", "atomic", "Ana booked a cooking class in Porto for June.", ["s1"])
+    scripted_llm.expect("Fact: Ana booked a cooking class", {"triggers": [
+        {"concept": "travel plans", "bridge": "Ana booked a cooking class in Porto", "rationale": "r"}]})
+    scripted_llm.expect("A bridge above repeats the fact itself", {"triggers": [
+        {"concept": "travel plans", "bridge": "the cooking class Ana booked in Porto", "rationale": "r"},
+        {"concept": "cooking hobby", "bridge": "buying a birthday present for her", "rationale": "she cooks"}]})
+    out = stages.item_triggers(item, llm_of(scripted_llm))
+    assert [(t.concept, t.bridge) for t in out] == [("travel plans", None),
+                                                   ("cooking hobby", "buying a birthday present for her")]
+    assert len(scripted_llm.requests) == 2
+
+
+def test_persona_statements_are_kept_only_when_a_cited_turn_supports_them():
+    # what the 1.5B model wrote into conv-26's personas: an age and a job nobody said, a hobby
+    # of someone else, statements "kept" that the profile never held
+    from tmem_graph.encode import get_encoder
+    from tmem_graph.llm.prompts.persona import PersonaStatement as S
+
+    window = [Turn("D1:1", "Caroline", "I went to a LGBTQ support group yesterday and it was so powerful.", None, 1),
+              Turn("D1:2", "Melanie", "Wow! I'm swamped with the kids and work lately.", None, 1),
+              Turn("D1:3", "Caroline", "Researching adoption agencies, it's been a dream to have a family.", None, 1)]
+    reply = [S(text="Caroline went to an LGBTQ support group", turns=[1]),
+             S(text="Caroline is a 25-year-old software engineer.", turns=[1, 2]),
+             S(text="Caroline is researching adoption agencies.", turns=[9, 3]),
+             S(text="Caroline loves pottery.", turns=[]),
+             S(text="Caroline is kind to her friends.", turns=[]),
+             S(text="caroline went to an lgbtq support group.", turns=[1])]
+    kept = stages.persona_statements(reply, "Caroline is kind to her friends.", window, get_encoder("fake:256"),
+                                     ["Caroline", "Melanie"])
+    assert kept == ["Caroline went to an LGBTQ support group.", "Caroline is researching adoption agencies.",
+                    "Caroline is kind to her friends."]

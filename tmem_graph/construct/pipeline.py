@@ -208,22 +208,28 @@ class Builder:
         self._map("scene", lambda s: stages.scene_card(s, [turns_by_id[t] for t in s.turn_ids], self.llm), scenes)
 
         topics = old.topics
-        self.progress("topic", 0, len(scenes))
-        touched = stages.assign_topics(scenes, topics, self.llm, _fresh_ids("t", (t.id for t in topics)))
-        self.progress("topic", len(scenes), len(scenes))
         scene_by_id = {s.id: s for s in old.scenes + scenes}
-        new_scene_ids = {s.id for s in scenes}
+        self.progress("topic", 0, len(scenes))
+        touched = stages.assign_topics(scenes, topics, self.llm, _fresh_ids("t", (t.id for t in topics)),
+                                       self.encoder, scene_by_id)
+        self.progress("topic", len(scenes), len(scenes))
         touched_topics = [t for t in topics if t.id in touched]
 
-        def items_of(topic):
-            fresh = [scene_by_id[s] for s in topic.scene_ids if s in new_scene_ids]
-            context = [scene_by_id[s] for s in topic.scene_ids if s not in new_scene_ids][-5:]
-            return stages.extract_items(topic, fresh, context, turns_by_id, self.llm)
+        def items_of(scene: Scene) -> list[Item]:
+            return stages.extract_items(scene, [turns_by_id[t] for t in scene.turn_ids],
+                                        earlier_of(scene), self.llm)
+
+        def earlier_of(scene: Scene) -> list[Scene]:
+            """The last EARLIER_SCENES scenes before `scene` of the topics it joined."""
+            place = {s.id: n for n, s in enumerate(old.scenes + scenes)}
+            before = {sid for t in touched_topics if scene.id in t.scene_ids
+                      for sid in t.scene_ids if place.get(sid, -1) < place[scene.id]}
+            return sorted((scene_by_id[sid] for sid in before), key=lambda s: place[s.id])[-stages.EARLIER_SCENES:]
 
         next_item = _fresh_ids("i", (i.id for i in old.items))
         items: list[Item] = []
         seen: set[tuple[str, tuple[str, ...]]] = set()
-        for batch in self._map("items", items_of, touched_topics):
+        for batch in self._map("items", items_of, scenes):
             for item in batch:
                 key = (item.text.lower(), tuple(item.scene_ids))
                 if key not in seen:
@@ -238,7 +244,8 @@ class Builder:
         speakers = list(dict.fromkeys(old.speakers + [t.speaker for t in fold]))
         current = {p.speaker: p.summary for p in old.personas}
         talking = [s for s in speakers if any(t.speaker == s for t in fold)]
-        summaries = self._map("persona", lambda s: stages.persona(s, current.get(s), fold, self.llm), talking)
+        summaries = self._map("persona", lambda s: stages.persona(s, current.get(s), fold, self.llm, self.encoder,
+                                                                  speakers), talking)
         personas = [Persona(s, text) for s, text in zip(talking, summaries) if text]
         return scenes, touched_topics, items, personas
 

@@ -12,16 +12,19 @@ import re
 from datetime import datetime
 from typing import Callable
 
-from ..llm.client import InvalidReply, LLMClient
-from ..llm.prompts.item_triggers import EXAMPLE_BRIDGE, EXAMPLE_CONCEPT, ItemTriggersOut, item_trigger_messages
+from ..encode import Encoder
+from ..llm.client import LLMClient
+from ..llm.prompts.item_triggers import (EXAMPLE_BRIDGE, EXAMPLE_CONCEPT, ItemTriggersOut, bridge_retry_messages,
+                                         item_trigger_messages)
 from ..llm.prompts.items import item_messages, items_schema
 from ..llm.prompts.persona import PersonaOut, persona_messages
 from ..llm.prompts.scene_card import SceneCard, scene_card_messages
 from ..llm.prompts.scene_triggers import HORIZON_CHANNELS, SceneTriggersOut, scene_trigger_messages
 from ..llm.prompts.segment import Boundaries, boundary_messages
-from ..llm.prompts.topic import TopicLabel, TopicMatches, match_messages, new_topic_messages, update_topic_messages
+from ..llm.prompts.topic import TopicChoice, TopicLabel, choice_messages, new_topic_messages, update_topic_messages
 from ..textio import is_iso_datetime
 from ..model import HorizonTrigger, Item, ItemTrigger, Scene, Topic, Turn
+from . import checks
 
 log = logging.getLogger(__name__)
 
@@ -29,9 +32,13 @@ WINDOW = 12           # new turns shown to the boundary model per call
 CONTEXT = 8           # turns of the open scene shown with them
 MAX_SCENE_TURNS = 24  # a scene is closed at this length whatever the model says
 MIN_SCENE_TURNS = 5   # a boundary the model puts sooner is ignored (small models over-split)
-TOPIC_BATCH = 10      # topics matched per call (reference code)
+TOPIC_CANDIDATES = 3  # nearest topics a scene is offered
+TOPIC_MEMBERS = 3     # a topic's last scenes that count as near (besides its label)
+TOPIC_FLOOR = 0.45    # cosine below which a topic is not offered (docs/construction.md)
 MAX_ITEM_TRIGGERS = 3
+EARLIER_SCENES = 5     # older scenes of a scene's topics shown to its items call, for connections
 PERSONA_WINDOW = 60   # turns per persona update (reference code)
+KEPT_SHARE = 0.8      # a statement "kept" from the profile must hold this share of its words
 
 
 def segment(turns: list[Turn], llm: LLMClient, idle_s: float | None = None) -> list[list[Turn]]:
@@ -108,22 +115,28 @@ def scene_card(scene: Scene, turns: list[Turn], llm: LLMClient) -> Scene:
     return scene
 
 
-def assign_topics(scenes: list[Scene], topics: list[Topic], llm: LLMClient,
-                  new_id: Callable[[], str]) -> list[str]:
-    """Admit each scene, in arrival order, to every matching topic or to a new one.
+def assign_topics(scenes: list[Scene], topics: list[Topic], llm: LLMClient, new_id: Callable[[], str],
+                  encoder: Encoder, scene_by_id: dict[str, Scene]) -> list[str]:
+    """Admit each scene, in arrival order, to the topic it continues (and at most one more),
+    or to a new one. `topics` is updated in place; returns the ids of the topics that changed.
 
-    `topics` is updated in place; returns the ids of the topics that changed.
+    The model chooses among the TOPIC_CANDIDATES topics nearest to the scene by embedding (a
+    topic's label or one of its last TOPIC_MEMBERS scenes), or "new"; a topic nearer than
+    TOPIC_FLOOR is never offered, so a scene no topic is close to starts one without a call.
+    Repaired the same way every time: an id written loosely (`Topic t3`) is read; one that was
+    not offered means "new"; `also` keeps one offered topic other than the choice, and is
+    dropped when it names every topic offered (a yes to every topic is not an answer).
     """
+    vectors = _Vectors(encoder)
     touched: list[str] = []
     for scene in scenes:
-        matched: list[Topic] = []
-        for start in range(0, len(topics), TOPIC_BATCH):
-            batch = topics[start:start + TOPIC_BATCH]
-            by_id = {t.id: t for t in batch}
-            reply = llm.structured(match_messages(scene, batch), TopicMatches, stage="topic",
-                                   what=f"scene {scene.id} vs topics {batch[0].id}..{batch[-1].id}")
-            matched += [by_id[r.topic_id] for r in reply.results if r.match and r.topic_id in by_id
-                        and by_id[r.topic_id] not in matched]
+        line = vectors(_scene_line(scene))
+        near = sorted(((max([_dot(line, vectors(_topic_line(t)))]
+                            + [_dot(line, vectors(_scene_line(scene_by_id[m])))
+                               for m in t.scene_ids[-TOPIC_MEMBERS:] if m in scene_by_id]), n, t)
+                       for n, t in enumerate(topics)), key=lambda x: (-x[0], x[1]))
+        offered = [t for score, _, t in near if score >= TOPIC_FLOOR][:TOPIC_CANDIDATES]
+        matched = _chosen_topics(scene, offered, llm) if offered else []
         if not matched:
             label = llm.structured(new_topic_messages(scene), TopicLabel, stage="topic",
                                    what=f"new topic for scene {scene.id}")
@@ -141,6 +154,52 @@ def assign_topics(scenes: list[Scene], topics: list[Topic], llm: LLMClient,
     return touched
 
 
+def _chosen_topics(scene: Scene, offered: list[Topic], llm: LLMClient) -> list[Topic]:
+    """The offered topics the model says the scene continues ([] = a new topic)."""
+    reply = llm.structured(choice_messages(scene, offered), TopicChoice, stage="topic",
+                           what=f"scene {scene.id} vs topics {', '.join(t.id for t in offered)}")
+    by_id = {t.id: t for t in offered}
+    first = _topic_ref(reply.topic, by_id)
+    if first is None:
+        return []
+    also = [by_id[i] for i in dict.fromkeys(_topic_ref(a, by_id) for a in reply.also) if i and i != first]
+    if len(offered) > 1 and 1 + len(also) >= len(offered):
+        also = []
+    return [by_id[first]] + also[:1]
+
+
+def _topic_ref(raw: str, by_id: dict[str, Topic]) -> str | None:
+    """A topic id as a small model may write it ("t3", "Topic t3", "t3: title") → "t3" if offered."""
+    if raw.strip() in by_id:
+        return raw.strip()
+    m = re.search(r"\bt(\d+)\b", raw.lower())
+    return f"t{m.group(1)}" if m and f"t{m.group(1)}" in by_id else None
+
+
+def _scene_line(scene: Scene) -> str:
+    return f"{scene.title or ''}. {scene.summary or ''}"
+
+
+def _topic_line(topic: Topic) -> str:
+    return f"{topic.title or ''}. {', '.join(topic.keywords[:12])}"
+
+
+def _dot(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b))  # the encoders' vectors are unit length
+
+
+class _Vectors:
+    """Normalised embeddings of short texts, each encoded once."""
+
+    def __init__(self, encoder: Encoder):
+        self.encoder, self.memo = encoder, {}
+
+    def __call__(self, text: str) -> list[float]:
+        if text not in self.memo:
+            self.memo[text] = self.encoder.encode([text])[0]
+        return self.memo[text]
+
+
 def _keywords(old: list[str], new: list[str]) -> list[str]:
     seen = {k.lower() for k in old}
     out = list(old)
@@ -151,40 +210,50 @@ def _keywords(old: list[str], new: list[str]) -> list[str]:
     return out
 
 
-def extract_items(topic: Topic, new_scenes: list[Scene], context: list[Scene], turns_by_id: dict[str, Turn],
-                  llm: LLMClient) -> list[Item]:
-    """Atomic and connected items of a topic's new scenes (ids left empty for the caller).
+def extract_items(scene: Scene, turns: list[Turn], earlier: list[Scene], llm: LLMClient) -> list[Item]:
+    """Atomic and connected items of one new scene (ids left empty for the caller), each with
+    the scene's turns it rests on; `earlier` are older scenes of its topics it may connect to.
 
-    Unknown scene ids are dropped from an item; an item with no new scene left is dropped
-    (it would repeat an earlier extraction).
+    Repaired the same way every time: turn numbers outside the scene are ignored; cited turns
+    that share no content word with the item are replaced by the scene's turn that shares
+    most (if one shares any), so an item never credits turns that do not hold it; an item
+    that cites no valid turn and shares no word with any is dropped; earlier scene ids are
+    read as `_scene_ref` reads them and unknown ones dropped (an item left with none is atomic).
     """
-    order = {s.id: n for n, s in enumerate(context + new_scenes)}
-    try:
-        reply = llm.structured(item_messages(topic, new_scenes, context, turns_by_id), items_schema(list(order)),
-                               stage="items", what=f"topic {topic.id}", cut_is_final=len(new_scenes) > 1)
-    except InvalidReply:
-        # too much for one reply (a small model's answer cut at its token cap; several scenes
-        # split at the first cut reply): halve the new scenes; the second half sees the first
-        # as earlier scenes, so it can still connect to it
-        if len(new_scenes) < 2:
-            raise
-        half = len(new_scenes) // 2
-        log.warning("items topic %s: no valid reply for %d new scenes; extracting %d and %d separately",
-                    topic.id, len(new_scenes), half, len(new_scenes) - half)
-        return (extract_items(topic, new_scenes[:half], context, turns_by_id, llm)
-                + extract_items(topic, new_scenes[half:], context + new_scenes[:half], turns_by_id, llm))
-    new_ids = {s.id for s in new_scenes}
-    known = set(order)
-    items = []
+    known = {s.id for s in earlier}
+    order = {s.id: n for n, s in enumerate(earlier + [scene])}
+    reply = llm.structured(item_messages(scene, turns, earlier), items_schema([s.id for s in earlier]),
+                           stage="items", what=f"scene {scene.id}")
+    items: list[Item] = []
+    seen: set[str] = set()
     for out in reply.items:
-        refs = (_scene_ref(i, known) for i in out.scene_ids)
-        ids = sorted(dict.fromkeys(i for i in refs if i), key=order.get)
         text = out.text.strip()
-        if not text or not set(ids) & new_ids:
+        cited = source_turns(text, out.turns, turns)
+        if not text or text.lower() in seen or not cited:
             continue
+        seen.add(text.lower())
+        refs = (_scene_ref(i, known) for i in out.earlier_scenes)
+        ids = sorted(dict.fromkeys([i for i in refs if i] + [scene.id]), key=order.get)
         time = out.time if out.time and is_iso_datetime(out.time) else None
-        items.append(Item("", "atomic" if len(ids) == 1 else "connected", text, ids, time))
+        items.append(Item("", "atomic" if len(ids) == 1 else "connected", text, ids, time,
+                          turn_ids=[turns[n - 1].id for n in cited]))
     return items
+
+
+def source_turns(text: str, numbers: list[int], turns: list[Turn]) -> list[int]:
+    """The numbers (1-based, in order) of the turns an item rests on: the cited ones that share
+    a content word with it; else the turn sharing most (the earliest of equals); else the
+    cited ones as given; [] when none is valid and none shares a word."""
+    words = checks.content_words(text)
+    cited = sorted({n for n in numbers if 1 <= n <= len(turns)})
+    shared = {n: len(words & checks.content_words(turns[n - 1].text)) for n in range(1, len(turns) + 1)}
+    supported = [n for n in cited if shared[n]]
+    if supported:
+        return supported
+    best = max(shared, key=lambda n: (shared[n], -n), default=None)
+    if best is not None and shared[best]:
+        return [best]
+    return cited
 
 
 def _scene_ref(raw: str, known: set[str]) -> str | None:
@@ -196,15 +265,25 @@ def _scene_ref(raw: str, known: set[str]) -> str | None:
 
 
 def item_triggers(item: Item, llm: LLMClient) -> list[ItemTrigger]:
-    """Up to three Entity/Bridge triggers of an item."""
-    reply = llm.structured(item_trigger_messages(item.text, item.time), ItemTriggersOut,
-                           stage="item_triggers", what=f"item {item.id}")
+    """Up to three Entity/Bridge triggers of an item.
+
+    A Bridge that restates the item (`checks.copies`) is not a future situation: the model is
+    asked once more, told so, and a bridge that still restates it is dropped (its concept kept).
+    Triggers that repeat the prompt's worked example, or each other, are dropped."""
+    messages = item_trigger_messages(item.text, item.time)
+    reply = llm.structured(messages, ItemTriggersOut, stage="item_triggers", what=f"item {item.id}")
+    if any(checks.copies(t.bridge, item.text) for t in reply.triggers):
+        reply = llm.structured(bridge_retry_messages(messages, reply.model_dump_json()), ItemTriggersOut,
+                               stage="item_triggers", what=f"item {item.id}, bridges restated it")
     out: list[ItemTrigger] = []
     seen: set[tuple[str, str]] = set()
     for t in reply.triggers:
-        trig = ItemTrigger(t.concept.strip() or None, t.bridge.strip() or None, t.rationale.strip() or None)
+        bridge = t.bridge.strip() or None
+        if checks.copies(bridge, item.text):
+            bridge = None
+        trig = ItemTrigger(t.concept.strip() or None, bridge, t.rationale.strip() or None)
         key = ((trig.concept or "").lower(), (trig.bridge or "").lower())
-        if trig.joint() and key not in seen and not _copies_example(trig):  # small models repeat both
+        if (trig.concept or trig.bridge) and key not in seen and not _copies_example(trig):
             seen.add(key)
             out.append(trig)
     return out[:MAX_ITEM_TRIGGERS]
@@ -232,12 +311,42 @@ def _is_null(text: str) -> bool:
     return bool(re.fullmatch(r"\s*(null|none|n/?a|-)\s*\.?\s*", text, re.IGNORECASE))
 
 
-def persona(speaker: str, current: str | None, turns: list[Turn], llm: LLMClient) -> str:
-    """The speaker's persona after the new turns, updated window by window."""
+def persona(speaker: str, current: str | None, turns: list[Turn], llm: LLMClient, encoder: Encoder,
+            names: list[str] = ()) -> str:
+    """The speaker's persona after the new turns, updated window by window: the statements
+    `persona_statements` keeps, joined."""
     summary = current
     for start in range(0, len(turns), PERSONA_WINDOW):
         window = turns[start:start + PERSONA_WINDOW]
         reply = llm.structured(persona_messages(speaker, summary, window), PersonaOut, stage="persona",
                                what=f"{speaker}, turns {window[0].id}..{window[-1].id}")
-        summary = reply.summary.strip() or summary
+        kept = persona_statements(reply.statements, summary, window, encoder, names)
+        summary = " ".join(kept) or summary
     return summary or ""
+
+
+def persona_statements(statements, current: str | None, window: list[Turn], encoder: Encoder,
+                       names: list[str] = ()) -> list[str]:
+    """The statements of a persona reply that rest on something, in order, each once: a new one
+    is kept when one of the turns it cites supports it (`checks.supports`); one citing no turn
+    (kept from the profile) only when the current profile holds it (KEPT_SHARE of its words).
+    Invented facts (an age, a job, a hobby nobody mentioned) cite nothing that supports them."""
+    cited = [[n for n in dict.fromkeys(s.turns) if 1 <= n <= len(window)] for s in statements]
+    texts = [s.text.strip() for s in statements]
+    wanted = [(n, window[k - 1].text) for n, ks in enumerate(cited) for k in ks if texts[n]]
+    vectors = encoder.encode([texts[n] for n, _ in wanted] + [t for _, t in wanted]) if wanted else []
+    close: dict[int, list[tuple[str, float]]] = {}
+    for m, (n, turn_text) in enumerate(wanted):
+        a, b = vectors[m], vectors[len(wanted) + m]
+        close.setdefault(n, []).append((turn_text, sum(x * y for x, y in zip(a, b))))
+    out: list[str] = []
+    for n, text in enumerate(texts):
+        if not text or text.lower() in (o.lower() for o in out):
+            continue
+        if cited[n]:
+            keep = any(checks.supports(text, turn_text, cos, names) for turn_text, cos in close.get(n, []))
+        else:
+            keep = bool(current) and checks.share_in(text, current) >= KEPT_SHARE
+        if keep:
+            out.append(text if text.endswith((".", "!", "?")) else text + ".")
+    return out

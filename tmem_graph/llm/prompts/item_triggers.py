@@ -39,3 +39,14 @@ def item_trigger_messages(item_text: str, time: str | None) -> list[dict]:
             "Reply with JSON {\"triggers\": [{\"concept\", \"bridge\", \"rationale\"}]}.\n\n"
             f"Fact: {item_text}{f'{chr(10)}Time: {time}' if time else ''}")
     return [{"role": "user", "content": user}]
+
+
+def bridge_retry_messages(messages: list[dict], reply_json: str) -> list[dict]:
+    """The same request once more, after a reply whose bridges restated the fact."""
+    return messages + [
+        {"role": "assistant", "content": reply_json},
+        {"role": "user", "content": "A bridge above repeats the fact itself. A bridge must be a different, "
+                                    "later situation (what someone will be doing, planning or choosing) "
+                                    "that uses none of the fact's words. Give the triggers again. "
+                                    "Reply with JSON {\"triggers\": [{\"concept\", \"bridge\", \"rationale\"}]}."},
+    ]

@@ -1,4 +1,5 @@
-"""Persona: a per-speaker summary of standing traits, updated window by window."""
+"""Persona: a per-speaker profile of standing facts, updated window by window, each statement
+citing the turns it rests on."""
 
 from __future__ import annotations
 
@@ -7,17 +8,26 @@ from pydantic import BaseModel, Field
 from ._format import most, render_turns
 
 
+class PersonaStatement(BaseModel):
+    text: str = Field(description="one sentence about the speaker", json_schema_extra=most(chars=300))
+    turns: list[int] = Field(default_factory=list,
+                             description="numbers of the new turns it rests on; [] if kept from the current profile",
+                             json_schema_extra=most(items=4))
+
+
 class PersonaOut(BaseModel):
-    summary: str = Field(description="identity, occupation, relations, preferences, traits, key life events with dates",
-                         json_schema_extra=most(chars=2400))
+    statements: list[PersonaStatement] = Field(json_schema_extra=most(items=20))
 
 
 def persona_messages(speaker: str, current: str | None, turns) -> list[dict]:
-    """The speaker's persona after reading `turns`, starting from `current`."""
+    """The speaker's persona after reading `turns` (numbered), starting from `current`."""
     user = (f"Keep a profile of {speaker}: identity, occupation, family and friends, preferences, "
             "personality, values and important life events with their dates. Only what the dialogue "
-            f"says about {speaker}.\n\nCurrent profile:\n{current or '(empty)'}\n\n"
-            f"New dialogue:\n{render_turns(turns)}\n\n"
-            "Return the updated profile (at most 200 words), keeping what is still true. "
-            "Reply with JSON {\"summary\"}.")
+            f"says about {speaker}; never guess an age, a job or a place that nobody said. Return the "
+            "updated profile as statements: keep each statement of the current profile that is still "
+            "true (with turns []), and add what the new dialogue says, each new statement with the "
+            "numbers of the turns it rests on. At most 20 statements, one sentence each. "
+            "Reply with JSON {\"statements\": [{\"text\", \"turns\"}]}."
+            f"\n\nCurrent profile:\n{current or '(empty)'}\n\n"
+            f"New dialogue:\n{render_turns(turns, numbered=True)}")
     return [{"role": "user", "content": user}]

@@ -1,4 +1,5 @@
-"""Topic assignment: batched matching, a new topic, a topic update (Algorithm 4)."""
+"""Topic assignment (Algorithm 4): a choice among the nearest topics or a new one, a new
+topic's label, a topic update."""
 
 from __future__ import annotations
 
@@ -12,13 +13,11 @@ DEFINITION = ("A topic is one specific, identifiable thread of events or activit
               "people is not enough.")
 
 
-class TopicMatch(BaseModel):
-    topic_id: str = Field(json_schema_extra=most(chars=12))
-    match: bool
-
-
-class TopicMatches(BaseModel):
-    results: list[TopicMatch] = Field(json_schema_extra=most(items=10))
+class TopicChoice(BaseModel):
+    topic: str = Field(description='the id of the topic the scene continues, or "new"',
+                       json_schema_extra=most(chars=12))
+    also: list[str] = Field(default_factory=list, description="another listed topic it clearly continues too",
+                            json_schema_extra=most(items=1, item_chars=12))
 
 
 class TopicLabel(BaseModel):
@@ -31,11 +30,13 @@ def _scene(scene) -> str:
     return f"Title: {scene.title}\nSummary: {scene.summary}"
 
 
-def match_messages(scene, topics) -> list[dict]:
-    """Which of these topics (up to a batch of 10) does the scene belong to?"""
-    listing = "\n".join(f"- {t.id}: {t.title}\n  Keywords: {', '.join(t.keywords)}" for t in topics)
-    user = (f"{DEFINITION}\n\nFor every topic listed below say whether the scene belongs to it; several "
-            "may match; when in doubt, false. Reply with JSON {\"results\": [{\"topic_id\", \"match\"}]}."
+def choice_messages(scene, topics) -> list[dict]:
+    """Which of these topics (the few nearest to the scene) does it continue, if any?"""
+    listing = "\n".join(f"- {t.id}: {t.title}\n  Keywords: {', '.join(t.keywords[:12])}" for t in topics)
+    user = (f"{DEFINITION}\n\nWhich ONE of the topics listed below does the scene continue? Answer its "
+            "id, or \"new\" if the scene starts a thread that none of them is about. Only if it clearly "
+            "continues a second listed topic as well, put that id in `also`. "
+            "Reply with JSON {\"topic\", \"also\"}."
             f"\n\nScene:\n{_scene(scene)}\n\nTopics:\n{listing}")
     return [{"role": "user", "content": user}]
 
