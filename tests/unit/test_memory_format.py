@@ -72,3 +72,11 @@ def test_minimal_memory_with_turns_and_scenes_only():
     memory, _ = parse_document(doc)
     assert memory.counts()["triggers"] == 0
     assert to_document(memory) == {**doc, "topics": [], "items": [], "personas": []}
+
+
+def test_items_source_turns_round_trip_and_are_omitted_when_unknown(team_doc):
+    team_doc["items"][4]["turn_ids"] = ["D1:2", "D3:1"]   # a connected item: turns of both its scenes
+    memory, warnings = parse_document(team_doc)
+    assert warnings == [] and memory.items[4].turn_ids == ["D1:2", "D3:1"] and memory.items[0].turn_ids == []
+    again = to_document(memory)
+    assert again["items"][4]["turn_ids"] == ["D1:2", "D3:1"] and "turn_ids" not in again["items"][0]

@@ -358,3 +358,40 @@ def _judge_plus_header(block: dict) -> str:
     return (f"Full cascade only (the ablations and baselines are not judged). Replies to each trigger query "
             f"by {block['answer_model']}, as the other speaker, from the recalled evidence; one binary "
             f"memory-awareness verdict (does the reply draw on the cue?) by {block['judge_model']}.")
+
+
+@eval_group.command("construction")
+@click.option("--memory", "memory_ids", multiple=True, required=True,
+              help="A memory built from the sample; repeat it to compare builds side by side.")
+@click.option("--sample", default="conv-26", show_default=True, help="The LoCoMo sample the memories were built from.")
+@click.option("--sessions", type=click.IntRange(min=1), help="Measure only sessions 1..N.")
+@click.option("--data", "data_path", type=click.Path(path_type=Path, file_okay=False),
+              help="Folder with locomo10.json (default $TMEM_DATA_DIR or ../shared/data).")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Report folder (default eval-out/<first memory>).")
+@click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
+@click.pass_context
+@friendly
+def eval_construction(ctx, memory_ids, sample, sessions, data_path, out_dir, as_json):
+    """LLM-free construction metrics against LoCoMo's observations: observation coverage, items
+    per session, topics, scene lengths, persona support, trigger copies (docs/evaluation.md)."""
+    from ..evaluate import construction, data as ev, report
+
+    root = data_path or ev.data_dir()
+    samples, names = _samples(root, (sample,), "--sample")
+    chosen = next(s for s in samples if s.get("sample_id") == names[0])
+    memories = _open(store_of(ctx), {m: m for m in dict.fromkeys(memory_ids)})
+    results = {m: construction.measure(memory.document(), chosen, sessions, memory.encoder)
+               for m, memory in memories.items()}
+    where = {None: "", 1: "session 1 of "}.get(sessions, f"sessions 1-{sessions} of ") + names[0]
+    header = (f"Construction of LoCoMo {where}: {', '.join(results)} (encoder "
+              f"{', '.join(sorted({m.encoder.name for m in memories.values()}))}; observation cosine "
+              f">= {construction.OBSERVATION_COSINE}, docs/evaluation.md)")
+    table = construction.markdown(results)
+    out = out_dir or Path("eval-out") / memory_ids[0]
+    report.write(out, "construction", {"sample": names[0], "sessions": sessions, "memories": results,
+                                       "command": " ".join(sys.argv)}, table, header)
+    if as_json:
+        echo_json(results)
+    else:
+        click.echo(header + "\n\n" + table + f"\n\nreport in {out}/construction.md, .json")

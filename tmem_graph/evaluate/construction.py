@@ -104,17 +104,16 @@ def measure(doc: MemoryDoc, sample: dict, sessions: int | None, encoder: Encoder
                  "items": len(items), "items_without_turn_ids": sum(1 for i in items if not i.turn_ids),
                  "observations": len(obs), "evidence_repairs": vars(repairs)}
 
-    # observation coverage
+    # observation coverage: by the items' own source turns, and by their scenes' turns (the
+    # only rule for builds without turn_ids, so two builds compare on it whatever they recorded)
+    by_scene = {i.id: {t for s in i.scene_ids for t in scene_turns.get(s, [])} for i in items}
     close = _cosines(encoder, [o.text for o in obs], [i.text for i in items])
-    covered = on_evidence = near = 0
-    for o, row in zip(obs, close):
-        on = [n for n, i in enumerate(items) if sources[i.id] & set(o.evidence)]
-        covered += any(row[n] >= OBSERVATION_COSINE for n in on)
-        on_evidence += bool(on)
-        near += any(c >= OBSERVATION_COSINE for c in row)
-    out["observation_coverage"] = _share(covered, len(obs))
-    out["observation_evidence_only"] = _share(on_evidence, len(obs))   # any item on its evidence
-    out["observation_text_only"] = _share(near, len(obs))              # any item close to its text
+    out["observation_coverage"] = _share(_covered(obs, items, sources, close), len(obs))
+    out["observation_coverage_by_scene"] = _share(_covered(obs, items, by_scene, close), len(obs))
+    out["observation_evidence_only"] = _share(   # some item on its evidence, whatever it says
+        sum(1 for o in obs if any(sources[i.id] & set(o.evidence) for i in items)), len(obs))
+    out["observation_text_only"] = _share(       # some item close to its text, wherever it comes from
+        sum(1 for row in close if any(c >= OBSERVATION_COSINE for c in row)), len(obs))
 
     # items per session
     first_session = {i.id: min((session_of[t] for t in sources[i.id] if t in session_of), default=None)
@@ -167,11 +166,18 @@ def measure(doc: MemoryDoc, sample: dict, sessions: int | None, encoder: Encoder
     return out
 
 
+def _covered(obs: list[Observation], items: list, sources: dict[str, set[str]], close: list[list[float]]) -> int:
+    """How many observations some item covers: on one of its evidence turns, and close to its text."""
+    return sum(1 for o, row in zip(obs, close)
+               if any(row[n] >= OBSERVATION_COSINE and sources[i.id] & set(o.evidence) for n, i in enumerate(items)))
+
+
 def _share(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
 
 
-ROWS = [("observation coverage", "observation_coverage"), ("  items on the evidence", "observation_evidence_only"),
+ROWS = [("observation coverage", "observation_coverage"),
+        ("  by the items' scenes' turns", "observation_coverage_by_scene"), ("  items on the evidence", "observation_evidence_only"),
         ("  items close to the text", "observation_text_only"), ("items per 100 turns", "items_per_100_turns"),
         ("sessions without items", "sessions_without_items"), ("topics", "topics"),
         ("topics per 10 scenes", "topics_per_10_scenes"), ("largest topic's share of scenes", "largest_topic_share"),

@@ -9,7 +9,8 @@ from .data import CATEGORIES
 
 
 def markdown_locomo(summary: dict) -> str:
-    cols = list(CATEGORIES.values()) + ["overall", "tokens_median", "tokens_p95", "persona_median"]
+    cols = list(CATEGORIES.values()) + ["overall", "answer_coverage", "tokens_median", "tokens_p95",
+                                        "persona_median"]
     lines = ["| system | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
     for name, row in summary.items():
         cells = [_fmt(row.get(c)) for c in cols]

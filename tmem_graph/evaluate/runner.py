@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from ..api import Memory
+from ..construct.checks import content_words
 from ..retrieve.evidence import format_evidence
 from ..retrieve.results import Recall
 from ..retrieve.presets import ABLATION_SETS
@@ -29,23 +30,32 @@ class Context:
     scene_turns: dict[str, list[str]] = field(default_factory=dict)
     speakers: list[str] = field(default_factory=list)
     flat: FlatIndex | None = None
+    item_turns: dict[str, list[str]] = field(default_factory=dict)   # items that recorded their source turns
+    items_by_scene: int = 0   # items without source turns: credited with their scenes' turns
 
     @classmethod
     def of(cls, memory: Memory, count: Callable[[str], int], with_flat: bool = True) -> "Context":
         doc = memory.document()
         ctx = cls(memory, count, {t.id: f"{t.speaker}: {t.text}" for t in doc.turns},
-                  {s.id: list(s.turn_ids) for s in doc.scenes}, list(doc.speakers))
+                  {s.id: list(s.turn_ids) for s in doc.scenes}, list(doc.speakers),
+                  item_turns={i.id: list(i.turn_ids) for i in doc.items if i.turn_ids},
+                  items_by_scene=sum(1 for i in doc.items if not i.turn_ids))
         if with_flat:
             ids = list(ctx.turn_text)
             ctx.flat = FlatIndex(ids, [ctx.turn_text[i] for i in ids], memory.encoder)
         return ctx
 
     def evidence_turns(self, recall: Recall) -> set[str]:
-        """Turn ids handed over: the recalled scenes' turns and the turns of the items' scenes."""
-        got = {t["id"] for s in recall.scenes for t in s.turns}
+        """Turn ids handed over: the recalled scenes' turns and the turns the recalled items were
+        distilled from (exact crediting); an item that did not record them (built before they
+        were, or imported without them) credits every turn of its scenes, as `items_by_scene` counts."""
+        got = {t["id"] for s in recall.scenes for t in s.turns} | {t.id for t in recall.recent}
         for item in recall.items:
-            for sid in item.scene_ids:
-                got |= set(self.scene_turns.get(sid, []))
+            if item.id in self.item_turns:
+                got |= set(self.item_turns[item.id])
+            else:
+                for sid in item.scene_ids:
+                    got |= set(self.scene_turns.get(sid, []))
         return got
 
 
@@ -74,7 +84,9 @@ def evaluate_locomo(ctx: Context, qas: list[QA], systems: Iterable[tuple[str, tu
             got = ctx.evidence_turns(recall)
             tokens = whole if budget_of == "context" else evidence
             row["systems"][name] = {"recall": len(gold & got) / len(gold), "tokens": tokens,
-                                    "persona_tokens": whole - evidence}
+                                    "persona_tokens": whole - evidence,
+                                    "answer_coverage": answer_coverage(qa.answer, format_evidence(
+                                        dataclasses.replace(recall, persona=[]), ctx.speakers))}
             if budget is None:
                 budget = tokens
         if baselines and ctx.flat is not None:
@@ -82,11 +94,22 @@ def evaluate_locomo(ctx: Context, qas: list[QA], systems: Iterable[tuple[str, tu
                 chosen = cut_at_budget(ranking, lambda t: ctx.count(ctx.turn_text[t]), budget or 0)
                 row["systems"][name] = {"recall": len(gold & set(chosen)) / len(gold),
                                         "tokens": sum(ctx.count(ctx.turn_text[t]) for t in chosen),
-                                        "persona_tokens": 0}
+                                        "persona_tokens": 0, "answer_coverage": answer_coverage(
+                                            qa.answer, "\n".join(ctx.turn_text[t] for t in chosen))}
         rows.append(row)
         if progress:
             progress(n + 1, len(qas))
     return {"questions": rows, "summary": summarise(rows)}
+
+
+def answer_coverage(answer: str | None, evidence: str) -> float | None:
+    """The share of the gold answer's content words found in the evidence text handed to the
+    answer model (`construct.checks.content_words`: no function words, plurals folded); None
+    for an answer without content words. Fair to scenes, items and turns alike: only the
+    text handed over counts, whatever object carried it. Dates count as written: an answer
+    "7 May 2023" meets "2023" but not "May" in an ISO time stamp."""
+    words = content_words(answer)
+    return len(words & content_words(evidence)) / len(words) if words else None
 
 
 def summarise(rows: list[dict]) -> dict:
@@ -96,8 +119,11 @@ def summarise(rows: list[dict]) -> dict:
         per = {label: [r["systems"][name]["recall"] for r in rows if r["category"] == c]
                for c, label in CATEGORIES.items()}
         tokens = sorted(r["systems"][name]["tokens"] for r in rows)
+        coverage = [r["systems"][name]["answer_coverage"] for r in rows
+                    if r["systems"][name].get("answer_coverage") is not None]
         out[name] = {**{k: _mean(v) for k, v in per.items()},
                      "overall": _mean([r["systems"][name]["recall"] for r in rows]),
+                     "answer_coverage": _mean(coverage),
                      "tokens_median": statistics.median(tokens),
                      "tokens_p95": tokens[int(0.95 * (len(tokens) - 1))],
                      "persona_median": statistics.median(r["systems"][name].get("persona_tokens", 0) for r in rows)}
