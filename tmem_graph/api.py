@@ -17,6 +17,7 @@ from .format import MAX_TEXT_BYTES, check_memory_id, load_file, parse_document, 
 from .model import MemoryDoc
 from .retrieve.cascade import Cascade
 from .retrieve.evidence import format_evidence
+from .retrieve.pack import pack
 from .retrieve.results import Recall
 from .store import Store
 from .textio import text_problem
@@ -141,18 +142,26 @@ class Memory:
         if self.store.closed:
             raise StoreClosed(f"memory {self.id!r}: its connection is closed")
         self.store.require_recall_indexes()
-        cascade = Cascade(self.store, settings or self.settings.retrieval)
-        result = cascade.recall(self.id, query, vector, speaker=speaker, without=without, trace=trace)
-        result.timings_ms = {"encode": encode_ms, "cascade": result.timings_ms["total"],
-                             "total": encode_ms + result.timings_ms["total"]}
+        cfg = settings or self.settings.retrieval
+        result = Cascade(self.store, cfg.for_budget()).recall(self.id, query, vector, speaker=speaker,
+                                                              without=without, trace=trace)
+        timings = {"encode": encode_ms, "cascade": result.timings_ms["total"]}
+        if cfg.budget_tokens is not None:  # one evidence budget: the packer fills it (retrieve/pack.py)
+            t1 = time.perf_counter()
+            result = pack(result, cfg.budget_tokens, self.encoder.count_tokens, self._speakers())
+            timings["pack"] = (time.perf_counter() - t1) * 1000
+        result.timings_ms = {**timings, "total": sum(timings.values())}
         return result
+
+    def _speakers(self) -> list[str]:
+        return list(self.store.memory(self.id)["speakers"] or [])
 
     def evidence(self, recall: Recall) -> str:
         """The context block that `ask` hands to the answer model for this recall."""
-        return format_evidence(recall, list(self.store.memory(self.id)["speakers"] or []))
+        return format_evidence(recall, self._speakers())
 
     def ask(self, question: str, speaker: str | None = None, without: Iterable[str] = (),
-            llm: "LLMClient | None" = None) -> dict:
+            llm: "LLMClient | None" = None, settings: RetrievalSettings | None = None) -> dict:
         """Recall, then answer with the configured LLM (TMEM_LLM_* settings).
 
         Returns {"answer", "recall" (the recall's JSON object), "evidence", "timings_ms"}.
@@ -162,8 +171,8 @@ class Memory:
 
         if llm is None:
             with open_llm() as client:
-                return self.ask(question, speaker=speaker, without=without, llm=client)
-        recall = self.recall(question, speaker=speaker, without=without)
+                return self.ask(question, speaker=speaker, without=without, llm=client, settings=settings)
+        recall = self.recall(question, speaker=speaker, without=without, settings=settings)
         context = self.evidence(recall)
         t0 = time.perf_counter()
         answer = llm.chat(answer_messages(context, question), stage="answer", what=f"for {question[:60]!r}")

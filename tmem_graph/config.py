@@ -23,6 +23,9 @@ DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 FUSIONS = ("lanes", "rrf", "rrf_tail", "score")
 MAX_BUDGET = 10_000   # the largest budget or depth a recall accepts (queries stay bounded)
 CUE_FUSIONS = ("strongest", "rrf")
+MAX_BUDGET_TOKENS = 100_000   # the largest evidence budget a recall accepts
+SCENE_TOKENS = 300    # with a token budget, the cascade picks one scene per this many tokens (at least kS)
+ITEM_TOKENS = 100     # ... and one item per this many (at least kI); the packer then fills the budget
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,7 @@ class RetrievalSettings:
     fusion: str = "lanes"     # final fusion of the scene and item layers, one of FUSIONS (docs/retrieval.md)
     associative_share: float = 0.4   # share of a layer's budget the associative lane keeps ("lanes")
     cue_fusion: str = "strongest"    # how SceneCue fuses its channels, one of CUE_FUSIONS
+    budget_tokens: int | None = None  # one evidence budget the packer fills (retrieve/pack.py); None: kS, kI
 
     def __post_init__(self) -> None:
         for name in ("k_topics", "k_scenes", "k_items", "k_recent", "r_trigger_items", "cue_top"):
@@ -59,8 +63,20 @@ class RetrievalSettings:
             raise ConfigError(f"fusion {self.fusion!r}: choose from {', '.join(FUSIONS)}")
         if self.cue_fusion not in CUE_FUSIONS:
             raise ConfigError(f"cue_fusion {self.cue_fusion!r}: choose from {', '.join(CUE_FUSIONS)}")
+        if self.budget_tokens is not None and (isinstance(self.budget_tokens, bool)
+                                               or not isinstance(self.budget_tokens, int)
+                                               or not 1 <= self.budget_tokens <= MAX_BUDGET_TOKENS):
+            raise ConfigError(f"budget_tokens {self.budget_tokens!r}: must be an integer from 1 to {MAX_BUDGET_TOKENS}")
         if not 0.0 <= self.associative_share <= 1.0:
             raise ConfigError(f"associative_share {self.associative_share}: must lie in [0, 1]")
+
+    def for_budget(self) -> "RetrievalSettings":
+        """The settings the cascade runs with before packing: with a token budget, deep enough
+        to fill it (one scene per SCENE_TOKENS, one item per ITEM_TOKENS, at least kS and kI)."""
+        if self.budget_tokens is None:
+            return self
+        return replace(self, k_scenes=min(MAX_BUDGET, max(self.k_scenes, self.budget_tokens // SCENE_TOKENS)),
+                       k_items=min(MAX_BUDGET, max(self.k_items, self.budget_tokens // ITEM_TOKENS)))
 
     @classmethod
     def legacy(cls, **changes) -> "RetrievalSettings":

@@ -97,11 +97,12 @@ def write_rows(store: Store, tx, m: str, rows: dict[str, list[dict]]) -> None:
 
 
 def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: dict[str, int] | None = None,
-                chain_from: str | None = None) -> dict[str, list[dict]]:
+                chain_from: str | None = None, turns_too: bool = True) -> dict[str, list[dict]]:
     """Parameter rows of every write query, with every text encoded in one pass.
 
     `offsets` shifts the `seq` of turns, scenes, topics and items (when extending a memory);
-    `chain_from` is the id of the memory's last scene, to be linked to the first new one.
+    `chain_from` is the id of the memory's last scene, to be linked to the first new one;
+    `turns_too=False` leaves the turns out (a build: they were written, encoded, when added).
     """
     off = {"turns": 0, "scenes": 0, "topics": 0, "items": 0, **(offsets or {})}
     batch = _Batch()
@@ -114,7 +115,7 @@ def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: d
     view_vec = [batch.add(v.text) for v in scene_views + item_views]
     in_scene = {t for s in memory.scenes for t in s.turn_ids}
     pending = [t for t in memory.turns if t.id not in in_scene]   # no scene holds them yet (docs/live.md)
-    pending_vec = [batch.add(t.text) for t in pending]
+    turn_vec = [batch.add(t.text) for t in memory.turns] if turns_too else []
     vectors = batch.encode(encoder, batch_size)
     chain_ids = ([chain_from] if chain_from else []) + [s.id for s in memory.scenes]
 
@@ -125,8 +126,9 @@ def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: d
 
     return {
         "turns": [{"id": t.id, "seq": off["turns"] + n, "speaker": t.speaker, "text": t.text, "time": t.time,
-                   "session": t.session} for n, t in enumerate(memory.turns)],
-        "pending": [{"id": t.id, "embedding": vectors[pending_vec[n]]} for n, t in enumerate(pending)],
+                   "session": t.session, "embedding": vectors[turn_vec[n]]}
+                  for n, t in enumerate(memory.turns)] if turns_too else [],
+        "pending": [{"id": t.id} for t in pending] if turns_too else [],
         "scenes": [{"id": s.id, "seq": off["scenes"] + n, "title": s.title, "summary": s.summary,
                     "narrative": s.narrative, "time": s.time, "text": dialogue_text(s, turns),
                     "embedding": vectors[scene_vec[n][0]], "dialogue_embedding": vectors[scene_vec[n][1]]}

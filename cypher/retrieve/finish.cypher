@@ -3,7 +3,8 @@
 // $memory_id, $vector, $commit_ms; $scene_ids (the chosen scenes, in order); $items (whether
 // the item layer is on), $item_ids (items reached through triggers or flat search), $recent_ids
 // (the chosen turns that no scene holds yet, in order).
-// Columns: scenes ([{id, title, summary, narrative, time, turns: [{id, speaker, text, time}]}],
+// Columns: scenes ([{id, title, summary, narrative, time, turns: [{id, speaker, text, time, n, score}]}]:
+// n the turn's place in its scene, score its cosine with the query mapped to [0, 1] or null),
 // in the order of $scene_ids), items ([{id, by_scene, kind, text, time, scene_ids, score}]: the
 // selected scenes' items ∪ $item_ids, exact cosine mapped to [0, 1], best first, equal scores by id),
 // recent ([{id, speaker, text, time, seq}] of $recent_ids still pending, in order), then exists,
@@ -15,7 +16,9 @@ CALL () {
   WITH s, n ORDER BY n
   RETURN collect({id: s.id, title: s.title, summary: s.summary, narrative: s.narrative, time: s.time,
                   turns: COLLECT { MATCH (s)-[h:HAS_TURN]->(t:Turn) WITH t, h ORDER BY h.order
-                                   RETURN {id: t.id, speaker: t.speaker, text: t.text, time: t.time} }}) AS scenes
+                                   RETURN {id: t.id, speaker: t.speaker, text: t.text, time: t.time, n: h.order,
+                                           score: CASE WHEN t.embedding IS NULL THEN null
+                                                  ELSE vector.similarity.cosine(t.embedding, $vector) END} }}) AS scenes
 }
 CALL () {
   CALL () {

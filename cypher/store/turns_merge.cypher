@@ -1,6 +1,7 @@
-// Writes turns. $memory_id, $ft_scope (of turns in scenes, see schema/0041);
-// $rows: [{id, seq, speaker, text, time, session}].
+// Writes turns with their embeddings (the packer scores a recalled scene's turns by them).
+// $memory_id, $ft_scope (of turns in scenes, see schema/0041);
+// $rows: [{id, seq, speaker, text, time, session, embedding}].
 UNWIND $rows AS r
 MERGE (t:Turn {memory_id: $memory_id, id: r.id})
 SET t.seq = r.seq, t.speaker = r.speaker, t.text = r.text, t.time = r.time, t.session = r.session,
-    t.ft_scope = $ft_scope
+    t.ft_scope = $ft_scope, t.embedding = r.embedding

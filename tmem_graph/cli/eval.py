@@ -11,7 +11,7 @@ import click
 
 from .. import api
 from .common import echo_json, friendly, store_of
-from ..config import CUE_FUSIONS, FUSIONS
+from ..config import CUE_FUSIONS, FUSIONS, MAX_BUDGET_TOKENS
 from ..errors import UsageError
 
 
@@ -31,7 +31,8 @@ def _budget(ctx: click.Context, param: click.Parameter, value: int | None) -> in
 
 def _budgets(memory) -> str:
     r = memory.settings.retrieval
-    return f"kT={r.k_topics} kS={r.k_scenes} kI={r.k_items}"
+    return f"kT={r.k_topics} kS={r.k_scenes} kI={r.k_items}" + (
+        f" budget={r.budget_tokens} tokens (packed)" if r.budget_tokens else "")
 
 
 def _fusion(memory) -> str:
@@ -66,6 +67,8 @@ def _eval_options(fn):
                      help="Share of kS and kI the associative lane keeps with --fusion lanes (default 0.4)."),
         click.option("--cue-fusion", type=click.Choice(CUE_FUSIONS), callback=_budget, expose_value=False,
                      help="How SceneCue fuses its channels (default strongest; rrf = the reference code)."),
+        click.option("--budget-tokens", type=click.IntRange(1, MAX_BUDGET_TOKENS), callback=_budget,
+                     expose_value=False, help="One evidence budget in tokens that the packer fills (docs/retrieval.md)."),
     ]):
         fn = decorator(fn)
     return fn

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from .. import api
-from ..config import CUE_FUSIONS, FUSIONS
+from ..config import CUE_FUSIONS, FUSIONS, MAX_BUDGET_TOKENS
 from ..errors import OutputError
 from ..retrieve.results import COMPONENTS
 from .common import echo_json, friendly, settings_of, store_of
@@ -135,6 +135,8 @@ def _without(value: str | None) -> list[str]:
 FUSION_HELP = ("Final fusion of scenes and items: lanes (default: descriptive and associative lanes "
                "share the budget), rrf (the fusion before lanes), rrf_tail, score; see docs/retrieval.md.")
 SHARE_HELP = "Share of kS and kI the associative lane keeps with --fusion lanes (default 0.4)."
+BUDGET_HELP = ("One evidence budget in tokens: the packer fills it from the ranked scenes (their best turns "
+               "with their neighbours), items and recent turns (default: kS whole scenes and kI items).")
 CUE_FUSION_HELP = ("How SceneCue fuses dialogue, Scene trigger and Horizon: strongest (default: best "
                    "standard score) or rrf (k0 = 30, the reference code).")
 
@@ -152,18 +154,20 @@ CUE_FUSION_HELP = ("How SceneCue fuses dialogue, Scene trigger and Horizon: stro
 @click.option("--fusion", type=click.Choice(FUSIONS), help=FUSION_HELP)
 @click.option("--associative-share", type=click.FloatRange(0, 1), help=SHARE_HELP)
 @click.option("--cue-fusion", type=click.Choice(CUE_FUSIONS), help=CUE_FUSION_HELP)
+@click.option("--budget-tokens", type=click.IntRange(1, MAX_BUDGET_TOKENS), help=BUDGET_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON object of the CLI contract.")
 @click.pass_context
 @friendly
 def recall_cmd(ctx, memory_id, query, speaker, without, k_topics, k_scenes, k_items, r_triggers, tau,
-               fusion, associative_share, cue_fusion, as_json) -> None:
+               fusion, associative_share, cue_fusion, budget_tokens, as_json) -> None:
     """Recall evidence for QUERY from a memory, and show why each piece came back."""
     overrides = {"k_topics": k_topics, "k_scenes": k_scenes, "k_items": k_items,
                  "r_trigger_items": r_triggers, "tau": tau}
     for name, value in overrides.items():
         if value is not None and value < 0:
             raise click.BadParameter(f"{name} must not be negative")
-    overrides.update(fusion=fusion, associative_share=associative_share, cue_fusion=cue_fusion)
+    overrides.update(fusion=fusion, associative_share=associative_share, cue_fusion=cue_fusion,
+                     budget_tokens=budget_tokens)
     settings = settings_of(ctx).with_retrieval(**{k: v for k, v in overrides.items() if v is not None})
     result = api.Memory(memory_id, store=store_of(ctx)).recall(
         query, speaker=speaker, without=_without(without), settings=settings.retrieval)
@@ -178,13 +182,15 @@ def recall_cmd(ctx, memory_id, query, speaker, without, k_topics, k_scenes, k_it
 @click.argument("question")
 @click.option("--speaker", help="Who asks: their persona is attached (default: every speaker's).")
 @click.option("--without", help="Comma list of cascade components to switch off.")
+@click.option("--budget-tokens", type=click.IntRange(1, MAX_BUDGET_TOKENS), help=BUDGET_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the answer with its evidence as JSON.")
 @click.pass_context
 @friendly
-def ask_cmd(ctx, memory_id, question, speaker, without, as_json) -> None:
+def ask_cmd(ctx, memory_id, question, speaker, without, budget_tokens, as_json) -> None:
     """Recall evidence for QUESTION, then answer it with the configured LLM (TMEM_LLM_*)."""
-    result = api.Memory(memory_id, store=store_of(ctx)).ask(question, speaker=speaker,
-                                                         without=_without(without))
+    settings = settings_of(ctx).with_retrieval(budget_tokens=budget_tokens) if budget_tokens else settings_of(ctx)
+    result = api.Memory(memory_id, store=store_of(ctx)).ask(question, speaker=speaker, without=_without(without),
+                                                         settings=settings.retrieval)
     if as_json:
         echo_json(result)
         return
@@ -224,12 +230,14 @@ def viz_cmd(ctx, memory_id, output, topic, scene, hops, query, speaker, max_node
 
 def format_recall(result) -> str:
     """A human-readable recall: each scene and item with the channels that reached it."""
-    lines = [f"query: {result.query}"]
+    lines = [f"query: {result.query}" + (f" (packed to {result.budget_tokens} evidence tokens)"
+                                         if result.budget_tokens else "")]
     for n, s in enumerate(result.scenes, 1):
         ranks = ", ".join(f"{k} #{v}" for k, v in s.ranks.items())
         lines.append(f"scene {n}. [{s.id}] {s.title or '(untitled)'} ({s.time or 'no time'})")
         lane = f"{s.lane} lane; " if s.lane else ""
-        lines.append(f"   {lane}via {', '.join(s.via)}; ranks: {ranks}")
+        excerpt = f"; an excerpt of {len(s.turns)} turns" if s.excerpt else ""
+        lines.append(f"   {lane}via {', '.join(s.via)}; ranks: {ranks}{excerpt}")
         for t in s.turns[:3]:
             lines.append(f"     {t['speaker']}: {t['text'][:100]}")
         if len(s.turns) > 3:

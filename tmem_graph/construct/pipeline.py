@@ -265,8 +265,8 @@ class Builder:
         offsets = {"scenes": len(old.scenes), "items": len(old.items), "topics": 0}
         # changed topics keep their place; new ones go after the old ones
         rows = memory_rows(delta, self.encoder, self.store.settings.encode_batch, offsets,
-                           chain_from=old.scenes[-1].id if old.scenes else None)
-        rows["turns"] = rows["pending"] = []  # the turns are in the memory already (live.add_turns)
+                           chain_from=old.scenes[-1].id if old.scenes else None,
+                           turns_too=False)  # the turns are in the memory already (live.add_turns)
         position = {t.id: n for n, t in enumerate(old.topics)}
         for n, row in enumerate(rows["topics"]):
             row["seq"] = position.get(row["id"], len(old.topics) + n)

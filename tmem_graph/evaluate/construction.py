@@ -20,7 +20,8 @@ against LoCoMo's own references (`observation`: per session and speaker, facts w
   concepts are not counted.
 
 Only the sample's own turns are measured (cue dialogues stitched in by LoCoMo-Plus are not),
-and only the scenes, items and topics that hold them.
+and only the scenes, items and topics that hold them; persona statements, which any turn of
+the memory may support, are checked against all of the speaker's turns.
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ def measure(doc: MemoryDoc, sample: dict, sessions: int | None, encoder: Encoder
 
     # personas
     by_speaker: dict[str, list] = {}
-    for t in turns:
+    for t in doc.turns:  # a persona reads every turn of the memory, stitched cues too
         by_speaker.setdefault(t.speaker, []).append(t)
     statements = [(p.speaker, s) for p in doc.personas for s in _statements(p.summary)]
     speakers = list(doc.speakers)

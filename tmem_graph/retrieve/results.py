@@ -26,6 +26,7 @@ class RecalledScene:
     summary: str | None = None
     narrative: str | None = None
     lane: str | None = None   # "descriptive" or "associative" with the lanes fusion
+    excerpt: bool = False     # packed to a token budget: `turns` holds only the turns handed over
 
 
 @dataclass
@@ -65,6 +66,10 @@ class Recall:
     timings_ms: dict[str, float] = field(default_factory=dict)
     trace: dict | None = field(default=None, repr=False)  # each layer's candidates (Cascade.recall trace=True)
     attempts: int = 1   # passes of the cascade: more than one when a write landed during the recall
+    # each recalled scene turn's cosine with the query (turns stored without an embedding are
+    # absent): what the packer ranks a scene's turns by; not part of the JSON
+    turn_scores: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
+    budget_tokens: int | None = None   # the evidence budget it was packed to (pack.py), if any
 
     def to_json(self) -> dict:
         """The `tmem recall --json` object of shared/spec/cli.md (plus `ranks`, `summary`, and

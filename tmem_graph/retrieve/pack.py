@@ -1,0 +1,128 @@
+"""The evidence packer: one budget of evidence tokens filled from the ranked scenes, items and
+recent turns of a recall (docs/retrieval.md, "One evidence budget").
+
+A scene no longer has to be handed over whole. Its turns are ranked by their cosine with the
+query (stored with every turn); a scene contributes its best turns, each with WINDOW
+neighbours on both sides, under its title and time, or all of itself when it is short
+(WHOLE_SCENE turns or fewer) and fits. The first pass takes, in rank order, each scene's
+first piece interleaved with the items in proportion (the items' count over the scenes',
+after each scene; the rest after the last) and, after the first scene, the recent turns;
+later passes add each scene's next best turn, scene by
+scene in rank order, until nothing more fits. What is not handed over is dropped from the
+recall, so `scenes`, `items`, `via` and ranks describe exactly the evidence the answer model
+reads; a packed scene is marked `excerpt` and loses its summary line (the header is the
+title and time). Pure: a recall and a token counter in, a recall out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable
+
+from .evidence import (ITEMS_HEADING, RECENT_HEADING, SCENES_HEADING, item_line, opening, recent_line,
+                       scene_header, turn_line)
+from .results import Recall, RecalledScene
+
+WINDOW = 1        # neighbours kept on each side of a chosen turn
+WHOLE_SCENE = 6   # a scene this short is handed over whole (with its summary) when it fits
+
+
+class _Budget:
+    def __init__(self, limit: int, count: Callable[[str], int]):
+        self.left, self.count = limit, count
+
+    def take(self, lines: list[str]) -> bool:
+        """Spend the lines' tokens if they fit (lines join with newlines: tokens add up)."""
+        cost = sum(self.count(line) for line in lines)
+        if cost > self.left:
+            return False
+        self.left -= cost
+        return True
+
+
+@dataclasses.dataclass
+class _Scene:
+    """One recalled scene being packed: the turns chosen so far, and the order to add the rest."""
+
+    scene: RecalledScene
+    order: list[int]                  # turn positions, best first
+    chosen: set[int] = dataclasses.field(default_factory=set)
+    opened: bool = False
+    whole: bool = False
+
+    def next_group(self) -> list[int]:
+        """The best turn not chosen yet, with the unchosen turns of its window (positions)."""
+        best = next((n for n in self.order if n not in self.chosen), None)
+        if best is None:
+            return []
+        low, high = max(0, best - WINDOW), min(len(self.scene.turns), best + WINDOW + 1)
+        return [n for n in range(low, high) if n not in self.chosen]
+
+
+class _Packer:
+    def __init__(self, budget: int, count: Callable[[str], int], speakers: list[str]):
+        self.spend = _Budget(budget, count)
+        self.spend.take([opening(speakers)])
+        self.headings: set[str] = set()
+
+    def _take(self, heading: str, lines: list[str]) -> bool:
+        """Spend `lines`, with their section's heading if it is not in the block yet."""
+        first = [heading] if heading not in self.headings else []
+        if not self.spend.take(first + lines):
+            return False
+        self.headings.add(heading)
+        return True
+
+    def open(self, state: _Scene) -> bool:
+        """A scene's first piece: all of it if short and it fits, else its header and best turns."""
+        scene = state.scene
+        if len(scene.turns) <= WHOLE_SCENE:
+            if self._take(SCENES_HEADING, scene_header(1, scene) + [turn_line(t) for t in scene.turns]):
+                state.opened = state.whole = True
+                state.chosen = set(range(len(scene.turns)))
+                return True
+        group = state.next_group()
+        header = scene_header(1, dataclasses.replace(scene, excerpt=True))
+        if group and self._take(SCENES_HEADING, header + [turn_line(scene.turns[n]) for n in group]):
+            state.opened = True
+            state.chosen.update(group)
+            return True
+        return False
+
+    def grow(self, state: _Scene) -> bool:
+        """An opened excerpt's next best turn, with its window."""
+        if not state.opened or state.whole:
+            return False
+        group = state.next_group()
+        if group and self.spend.take([turn_line(state.scene.turns[n]) for n in group]):
+            state.chosen.update(group)
+            return True
+        return False
+
+
+def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: list[str]) -> Recall:
+    """`recall` cut to `budget` evidence tokens (its context block without the persona)."""
+    packer = _Packer(budget, count, speakers)
+    scenes = [_Scene(s, sorted(range(len(s.turns)), key=lambda n, s=s: (-recall.turn_scores.get(s.turns[n]["id"], -1.0), n)))
+              for s in recall.scenes]
+    per = math.ceil(len(recall.items) / len(scenes)) if scenes else len(recall.items)
+    waiting = list(recall.items)
+    items, recent = [], []
+    for r in range(max(len(scenes), 1)):
+        if r < len(scenes):
+            packer.open(scenes[r])
+        batch, waiting = (waiting[:per], waiting[per:]) if r < len(scenes) - 1 else (waiting, [])
+        for item in batch:
+            if packer._take(ITEMS_HEADING, [item_line(len(items) + 1, item)]):
+                items.append(item)
+        if r == 0:
+            for turn in sorted(recall.recent, key=lambda t: t.seq):
+                if packer._take(RECENT_HEADING, [recent_line(turn)]):
+                    recent.append(turn.id)
+    while any([packer.grow(state) for state in scenes]):  # every opened excerpt, in rank order, once per pass
+        pass
+    kept = [dataclasses.replace(st.scene, turns=[st.scene.turns[n] for n in sorted(st.chosen)], excerpt=not st.whole)
+            for st in scenes if st.opened]
+    return dataclasses.replace(recall, scenes=kept, items=items, recent=[t for t in recall.recent if t.id in recent],
+                               budget_tokens=budget)
