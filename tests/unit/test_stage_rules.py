@@ -76,15 +76,17 @@ def test_items_cite_the_scene_turns_they_rest_on_and_bad_citations_are_repaired(
         {"text": "Ben asked Ana for photos of the seafood market.", "turns": [7, 2, 4], "earlier_scenes": ["s9"]},
         {"text": "Ben and Ana will go to the market tour together.", "turns": [], "earlier_scenes": ["Scene s1"]},
         {"text": "Something entirely unrelated happened.", "turns": [12]},
+        {"text": "Ben wants photos.", "turns": [4], "earlier_scenes": ["s1"]},   # nothing in common with s1
         {"text": "ana booked a cooking class in porto for june 2024.", "turns": [1]}]})
     scene = stages.Scene("s2", [t.id for t in CLASS], "Ana's cooking class", time=CLASS[0].time)
-    earlier = [stages.Scene("s1", ["x1"], "Ana plans a trip to Portugal", "She will travel in June.")]
+    earlier = [stages.Scene("s1", ["x1"], "Ana plans a trip to Portugal", "She will travel in June for a market tour.")]
     items = stages.extract_items(scene, CLASS, earlier, llm_of(scripted_llm))
     assert [(i.kind, i.scene_ids, i.turn_ids, i.time) for i in items] == [
         ("atomic", ["s2"], ["a1"], None),                # a2 shares no word with it; "2024-06" is no date
         ("atomic", ["s2"], ["a3"], None),                # turn 1 shares no word: the turn that does
         ("atomic", ["s2"], ["a2", "a4"], None),          # 7 is past the scene, s9 was not offered
-        ("connected", ["s1", "s2"], ["a2"], None)]       # no citation: the turn sharing most words
+        ("connected", ["s1", "s2"], ["a2"], None),       # no citation: the turn sharing most words
+        ("atomic", ["s2"], ["a4"], None)]                # an earlier scene it shares no word with
     # the unrelated item cites no valid turn and shares no word; the repeated one is dropped
     prompt = scripted_llm.requests[0]["messages"][0]["content"]
     assert "[3] [2024-04-02T19:02:00] Ana: Yes, but I will skip" in prompt
@@ -188,8 +190,10 @@ def test_persona_statements_are_kept_only_when_a_cited_turn_supports_them():
              S(text="Caroline is researching adoption agencies.", turns=[9, 3]),
              S(text="Caroline loves pottery.", turns=[]),
              S(text="Caroline is kind to her friends.", turns=[]),
-             S(text="caroline went to an lgbtq support group.", turns=[1])]
+             S(text="caroline went to an lgbtq support group.", turns=[1]),
+             # the whole profile as one statement, citing nothing
+             S(text="Caroline is a 30-year-old counselor. Caroline dreams of having a family! She paints dogs")]
     kept = stages.persona_statements(reply, "Caroline is kind to her friends.", window, get_encoder("fake:256"),
                                      ["Caroline", "Melanie"])
     assert kept == ["Caroline went to an LGBTQ support group.", "Caroline is researching adoption agencies.",
-                    "Caroline is kind to her friends."]
+                    "Caroline is kind to her friends.", "Caroline dreams of having a family!"]

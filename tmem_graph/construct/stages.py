@@ -218,10 +218,20 @@ def extract_items(scene: Scene, turns: list[Turn], earlier: list[Scene], llm: LL
     that share no content word with the item are replaced by the scene's turn that shares
     most (if one shares any), so an item never credits turns that do not hold it; an item
     that cites no valid turn and shares no word with any is dropped; earlier scene ids are
-    read as `_scene_ref` reads them and unknown ones dropped (an item left with none is atomic).
+    read as `_scene_ref` reads them, and kept only when the item shares a content word with
+    the earlier scene's title or summary (speakers' names aside: the 1.5B model connects every
+    item to some earlier scene); an item left with none is atomic.
     """
     known = {s.id for s in earlier}
     order = {s.id: n for n, s in enumerate(earlier + [scene])}
+    names = {w for t in turns for w in checks.content_words(t.speaker)}
+    about = {s.id: checks.content_words(f"{s.title or ''} {s.summary or ''}") - names for s in earlier}
+
+    def related(text: str) -> set[str]:
+        """The earlier scenes the item shares a content word with (speakers' names aside)."""
+        words = checks.content_words(text) - names
+        return {sid for sid, ws in about.items() if words & ws}
+
     reply = llm.structured(item_messages(scene, turns, earlier), items_schema([s.id for s in earlier]),
                            stage="items", what=f"scene {scene.id}")
     items: list[Item] = []
@@ -232,8 +242,8 @@ def extract_items(scene: Scene, turns: list[Turn], earlier: list[Scene], llm: LL
         if not text or text.lower() in seen or not cited:
             continue
         seen.add(text.lower())
-        refs = (_scene_ref(i, known) for i in out.earlier_scenes)
-        ids = sorted(dict.fromkeys([i for i in refs if i] + [scene.id]), key=order.get)
+        refs = [r for r in (_scene_ref(i, known) for i in out.earlier_scenes) if r and r in related(text)]
+        ids = sorted(dict.fromkeys(refs + [scene.id]), key=order.get)
         time = out.time if out.time and is_iso_datetime(out.time) else None
         items.append(Item("", "atomic" if len(ids) == 1 else "connected", text, ids, time,
                           turn_ids=[turns[n - 1].id for n in cited]))
@@ -327,26 +337,31 @@ def persona(speaker: str, current: str | None, turns: list[Turn], llm: LLMClient
 
 def persona_statements(statements, current: str | None, window: list[Turn], encoder: Encoder,
                        names: list[str] = ()) -> list[str]:
-    """The statements of a persona reply that rest on something, in order, each once: a new one
-    is kept when one of the turns it cites supports it (`checks.supports`); one citing no turn
-    (kept from the profile) only when the current profile holds it (KEPT_SHARE of its words).
-    Invented facts (an age, a job, a hobby nobody mentioned) cite nothing that supports them."""
-    cited = [[n for n in dict.fromkeys(s.turns) if 1 <= n <= len(window)] for s in statements]
-    texts = [s.text.strip() for s in statements]
-    wanted = [(n, window[k - 1].text) for n, ks in enumerate(cited) for k in ks if texts[n]]
-    vectors = encoder.encode([texts[n] for n, _ in wanted] + [t for _, t in wanted]) if wanted else []
-    close: dict[int, list[tuple[str, float]]] = {}
-    for m, (n, turn_text) in enumerate(wanted):
-        a, b = vectors[m], vectors[len(wanted) + m]
-        close.setdefault(n, []).append((turn_text, sum(x * y for x, y in zip(a, b))))
+    """The statements of a persona reply that rest on something, in order, each once.
+
+    A reply's statement of several sentences is read as one statement per sentence (the 1.5B
+    model writes the whole profile as one, citing nothing). A statement is kept when a turn of
+    the window supports it (`checks.supports`; the turns it cites are not trusted: small models
+    cite none, or the wrong ones), or else when the current profile already holds it
+    (KEPT_SHARE of its words). Invented facts (an age, a job, a hobby nobody mentioned) have no
+    turn behind them."""
+    sentences = [text for st in statements for text in split_sentences(st.text)]
+    if not sentences:
+        return []
+    vectors = encoder.encode(sentences + [t.text for t in window])
+    turn_vectors = vectors[len(sentences):]
     out: list[str] = []
-    for n, text in enumerate(texts):
-        if not text or text.lower() in (o.lower() for o in out):
+    for text, vector in zip(sentences, vectors):
+        if text.lower() in (o.lower() for o in out):
             continue
-        if cited[n]:
-            keep = any(checks.supports(text, turn_text, cos, names) for turn_text, cos in close.get(n, []))
-        else:
-            keep = bool(current) and checks.share_in(text, current) >= KEPT_SHARE
-        if keep:
-            out.append(text if text.endswith((".", "!", "?")) else text + ".")
+        cos = [sum(x * y for x, y in zip(vector, tv)) for tv in turn_vectors]
+        supported = [n for n in range(len(window)) if checks.supports(text, window[n].text, cos[n], names)]
+        if supported or (current and checks.share_in(text, current) >= KEPT_SHARE):
+            out.append(text)
     return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of `text`, each ending with its stop (one added when missing)."""
+    parts = [p.strip() for p in re.split(r"(?<=[.!?])\s+", text.strip()) if p.strip()]
+    return [p if p.endswith((".", "!", "?")) else p + "." for p in parts]
