@@ -41,8 +41,8 @@ def copies(text: str | None, host: str | None, threshold: float = COPY_SHARE) ->
     return bool(content_words(text)) and share_in(text, host) >= threshold
 
 
-SUPPORT_COSINE = 0.5   # a turn this close to a statement about its speaker supports it
-SUPPORT_SHARE = 0.5    # ... as does a turn holding this share of the statement's content words
+SUPPORT_COSINE = 0.65  # a turn this close to a statement about its speaker supports it
+SUPPORT_SHARE = 0.6    # ... as does a turn holding this share of the statement's content words
 
 
 def supports(statement: str, turn_text: str, cosine: float, names: list[str] = ()) -> bool:
