@@ -40,7 +40,7 @@ def script_first_half(llm):
                                             "avoidance_habit": "avoiding shellfish at group meals",
                                             "personal_arc": None, "belief_in_action": "null",
                                             "legacy_anchor": None}})
-    llm.expect("Keep a profile of Ana", {"statements": [{"text": "Ana likes cooking", "turns": [1]},
+    llm.expect("Keep a profile of Ana", {"statements": [{"text": "Ana booked a cooking class in Porto", "turns": [1]},
                                                          {"text": "Oysters upset Ana's stomach.", "turns": [3]}]})
     llm.expect("Keep a profile of Ben", {"statements": [{"text": "Ben wants photos of the market.", "turns": [4]}]})
 
@@ -65,7 +65,7 @@ def script_second_half(llm):
         {"text": "Ben's sister Clara moves in with him.", "turns": [1]},
         {"text": "Ben is a 28-year-old software engineer.", "turns": [2]},   # invented: dropped
         {"text": "Ben rides a motorbike to work.", "turns": []}]})             # not in the profile: dropped
-    llm.expect("Keep a profile of Ana", {"statements": [{"text": "Ana likes cooking.", "turns": []},
+    llm.expect("Keep a profile of Ana", {"statements": [{"text": "Ana booked a cooking class in Porto.", "turns": []},
                                                          {"text": "Ana offered to lend Ben her car.", "turns": [4]}]})
 
 
@@ -189,7 +189,7 @@ def test_reingest_is_a_no_op_and_the_second_half_extends(store, encoder, new_id,
     assert after["items"][:2] == before["items"]
     assert after["items"][2]["id"] == "i3" and after["items"][2]["scene_ids"] == ["s2"]
     personas = {p["speaker"]: p["summary"] for p in after["personas"]}
-    assert personas == {"Ana": "Ana likes cooking. Ana offered to lend Ben her car.",
+    assert personas == {"Ana": "Ana booked a cooking class in Porto. Ana offered to lend Ben her car.",
                         "Ben": "Ben's sister Clara moves in with him."}
     with store.session() as s:
         nexts = s.run("MATCH (a:Scene {memory_id: $m})-[:NEXT]->(b) RETURN a.id AS a, b.id AS b", m=memory_id).data()
