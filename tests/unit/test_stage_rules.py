@@ -192,7 +192,7 @@ def test_persona_statements_are_kept_only_when_a_cited_turn_supports_them():
              S(text="Caroline is kind to her friends.", turns=[]),
              S(text="caroline went to an lgbtq support group.", turns=[1]),
              # the whole profile as one statement, citing nothing
-             S(text="Caroline is a 30-year-old counselor. Caroline dreams of having a family! She paints dogs")]
+             S(text="Caroline is a 30-year-old counselor. Caroline dreams of having a family! They have a shared")]
     kept = stages.persona_statements(reply, "Caroline is kind to her friends.", window, get_encoder("fake:256"),
                                      ["Caroline", "Melanie"])
     assert kept == ["Caroline went to an LGBTQ support group.", "Caroline is researching adoption agencies.",

@@ -344,7 +344,8 @@ def persona_statements(statements, current: str | None, window: list[Turn], enco
     the window supports it (`checks.supports`; the turns it cites are not trusted: small models
     cite none, or the wrong ones), or else when the current profile already holds it
     (KEPT_SHARE of its words). Invented facts (an age, a job, a hobby nobody mentioned) have no
-    turn behind them."""
+    turn behind them. A sentence of fewer than two content words (names aside) says nothing
+    and is dropped."""
     sentences = [text for st in statements for text in split_sentences(st.text)]
     if not sentences:
         return []
@@ -352,8 +353,9 @@ def persona_statements(statements, current: str | None, window: list[Turn], enco
     turn_vectors = vectors[len(sentences):]
     out: list[str] = []
     for text, vector in zip(sentences, vectors):
-        if text.lower() in (o.lower() for o in out):
-            continue
+        if text.lower() in (o.lower() for o in out) or len(checks.content_words(text)
+                                                             - {w for n in names for w in checks.content_words(n)}) < 2:
+            continue  # a repeat, or a fragment of a cut reply ("They have a shared.")
         cos = [sum(x * y for x, y in zip(vector, tv)) for tv in turn_vectors]
         supported = [n for n in range(len(window)) if checks.supports(text, window[n].text, cos[n], names)]
         if supported or (current and checks.share_in(text, current) >= KEPT_SHARE):

@@ -10,8 +10,9 @@ against LoCoMo's own references (`observation`: per session and speaker, facts w
 - items per session and per 100 turns, and the sessions left without any item;
 - topics: how many, per 10 scenes, and the largest topic's share of the scenes;
 - scene lengths (turns per scene);
-- persona statements (the personas' sentences) supported by a turn of that speaker
-  (`construct.checks.supports`: the turn is close to the statement, or holds half its words);
+- persona statements (the personas' sentences) supported by a turn of the memory, the
+  speaker's or another's ("congratulations on the adoption, Caroline")
+  (`construct.checks.supports`: the turn is close to the statement, or holds most of its words);
 - trigger copies: Bridge and Horizon views whose content words are mostly their host's
   (`construct.checks.copies`: the item's text for a Bridge, the scene's title, summary and
   narrative for a Horizon projection); these two name a future situation, so a copy fails
@@ -21,7 +22,7 @@ against LoCoMo's own references (`observation`: per session and speaker, facts w
 
 Only the sample's own turns are measured (cue dialogues stitched in by LoCoMo-Plus are not),
 and only the scenes, items and topics that hold them; persona statements, which any turn of
-the memory may support, are checked against all of the speaker's turns.
+the memory may support, are checked against all of them.
 """
 
 from __future__ import annotations
@@ -141,16 +142,13 @@ def measure(doc: MemoryDoc, sample: dict, sessions: int | None, encoder: Encoder
                            "at_most_5": _share(sum(n <= 5 for n in lengths), len(lengths))} if lengths else {})
 
     # personas
-    by_speaker: dict[str, list] = {}
-    for t in doc.turns:  # a persona reads every turn of the memory, stitched cues too
-        by_speaker.setdefault(t.speaker, []).append(t)
     statements = [(p.speaker, s) for p in doc.personas for s in _statements(p.summary)]
     speakers = list(doc.speakers)
     supported = 0
+    every = list(doc.turns)   # a statement may rest on any turn of the memory, its own or another's
     for speaker, text in statements:
-        theirs = by_speaker.get(speaker, [])
-        cos = _cosines(encoder, [text], [t.text for t in theirs])[0] if theirs else []
-        supported += any(supports(text, t.text, c, speakers) for c, t in zip(cos, theirs))
+        cos = _cosines(encoder, [text], [t.text for t in every])[0] if every else []
+        supported += any(supports(text, t.text, c, speakers) for c, t in zip(cos, every))
     out["persona_statements"] = len(statements)
     out["persona_supported"] = _share(supported, len(statements))
 
