@@ -219,9 +219,10 @@ class Builder:
             return stages.extract_items(scene, [turns_by_id[t] for t in scene.turn_ids],
                                         earlier_of(scene), self.llm)
 
+        place = {s.id: n for n, s in enumerate(old.scenes + scenes)}
+
         def earlier_of(scene: Scene) -> list[Scene]:
             """The last EARLIER_SCENES scenes before `scene` of the topics it joined."""
-            place = {s.id: n for n, s in enumerate(old.scenes + scenes)}
             before = {sid for t in touched_topics if scene.id in t.scene_ids
                       for sid in t.scene_ids if place.get(sid, -1) < place[scene.id]}
             return sorted((scene_by_id[sid] for sid in before), key=lambda s: place[s.id])[-stages.EARLIER_SCENES:]

@@ -351,12 +351,12 @@ def persona_statements(statements, current: str | None, window: list[Turn], enco
         return []
     vectors = encoder.encode(sentences + [t.text for t in window])
     turn_vectors = vectors[len(sentences):]
+    name_words = {w for n in names for w in checks.content_words(n)}
     out: list[str] = []
     for text, vector in zip(sentences, vectors):
-        if text.lower() in (o.lower() for o in out) or len(checks.content_words(text)
-                                                             - {w for n in names for w in checks.content_words(n)}) < 2:
+        if text.lower() in (o.lower() for o in out) or len(checks.content_words(text) - name_words) < 2:
             continue  # a repeat, or a fragment of a cut reply ("They have a shared.")
-        cos = [sum(x * y for x, y in zip(vector, tv)) for tv in turn_vectors]
+        cos = [_dot(vector, tv) for tv in turn_vectors]
         supported = [n for n in range(len(window)) if checks.supports(text, window[n].text, cos[n], names)]
         if supported or (current and checks.share_in(text, current) >= KEPT_SHARE):
             out.append(text)

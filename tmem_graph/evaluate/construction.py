@@ -146,9 +146,9 @@ def measure(doc: MemoryDoc, sample: dict, sessions: int | None, encoder: Encoder
     speakers = list(doc.speakers)
     supported = 0
     every = list(doc.turns)   # a statement may rest on any turn of the memory, its own or another's
-    for speaker, text in statements:
-        cos = _cosines(encoder, [text], [t.text for t in every])[0] if every else []
-        supported += any(supports(text, t.text, c, speakers) for c, t in zip(cos, every))
+    close = _cosines(encoder, [text for _, text in statements], [t.text for t in every])  # every turn encoded once
+    for (_, text), row in zip(statements, close):
+        supported += any(supports(text, t.text, c, speakers) for c, t in zip(row, every))
     out["persona_statements"] = len(statements)
     out["persona_supported"] = _share(supported, len(statements))
 

@@ -66,7 +66,7 @@ class _Packer:
         self.spend.take([opening(speakers)])
         self.headings: set[str] = set()
 
-    def _take(self, heading: str, lines: list[str]) -> bool:
+    def take(self, heading: str, lines: list[str]) -> bool:
         """Spend `lines`, with their section's heading if it is not in the block yet."""
         first = [heading] if heading not in self.headings else []
         if not self.spend.take(first + lines):
@@ -78,13 +78,13 @@ class _Packer:
         """A scene's first piece: all of it if short and it fits, else its header and best turns."""
         scene = state.scene
         if len(scene.turns) <= WHOLE_SCENE:
-            if self._take(SCENES_HEADING, scene_header(1, scene) + [turn_line(t) for t in scene.turns]):
+            if self.take(SCENES_HEADING, scene_header(1, scene) + [turn_line(t) for t in scene.turns]):
                 state.opened = state.whole = True
                 state.chosen = set(range(len(scene.turns)))
                 return True
         group = state.next_group()
         header = scene_header(1, dataclasses.replace(scene, excerpt=True))
-        if group and self._take(SCENES_HEADING, header + [turn_line(scene.turns[n]) for n in group]):
+        if group and self.take(SCENES_HEADING, header + [turn_line(scene.turns[n]) for n in group]):
             state.opened = True
             state.chosen.update(group)
             return True
@@ -114,11 +114,11 @@ def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: lis
             packer.open(scenes[r])
         batch, waiting = (waiting[:per], waiting[per:]) if r < len(scenes) - 1 else (waiting, [])
         for item in batch:
-            if packer._take(ITEMS_HEADING, [item_line(len(items) + 1, item)]):
+            if packer.take(ITEMS_HEADING, [item_line(len(items) + 1, item)]):
                 items.append(item)
         if r == 0:
             for turn in sorted(recall.recent, key=lambda t: t.seq):
-                if packer._take(RECENT_HEADING, [recent_line(turn)]):
+                if packer.take(RECENT_HEADING, [recent_line(turn)]):
                     recent.append(turn.id)
     while any([packer.grow(state) for state in scenes]):  # every opened excerpt, in rank order, once per pass
         pass
