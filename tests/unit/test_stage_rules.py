@@ -163,6 +163,35 @@ def test_a_scene_near_no_topic_starts_one_without_a_choice_call(scripted_llm):
     assert touched == ["t3"] and len(scripted_llm.requests) == 1
 
 
+def test_the_speakers_names_do_not_make_a_topic_near(scripted_llm):
+    # Every card of a two-person conversation names both speakers; set aside, a scene that
+    # shares only the names with a topic's scene is near no topic and starts one, no choice call.
+    from tmem_graph.encode import get_encoder
+    s1 = stages.Scene("s1", [], "Ana and Ben's cooking class", "Ana and Ben book a cooking class in Porto")
+    s2 = stages.Scene("s2", [], "Ana and Ben's spare room", "Ana and Ben clear the spare room for Clara")
+    scripted_llm.expect("Which ONE of the topics listed below", {"topic": "t1", "also": []}, reusable=True)
+    scripted_llm.expect("A new scene joined it", {"title": "Ana and Ben at home", "keywords": []}, reusable=True)
+    scripted_llm.expect("This scene starts a new topic", {"title": "The spare room", "keywords": []}, reusable=True)
+    for names, calls, ids in (([], 2, ["t1"]), (["Ana", "Ben"], 1, ["t1", "t2"])):
+        topics = [stages.Topic("t1", ["s1"], "Cooking", ["cooking class"])]
+        before = len(scripted_llm.requests)
+        old = stages.TOPIC_FLOOR
+        stages.TOPIC_FLOOR = 0.3
+        try:
+            stages.assign_topics([s2], topics, llm_of(scripted_llm), lambda: "t2", get_encoder("fake:256"),
+                                 {"s1": s1, "s2": s2}, names)
+        finally:
+            stages.TOPIC_FLOOR = old
+        assert len(scripted_llm.requests) - before == calls, names
+        assert [t.id for t in topics] == ids
+
+
+def test_without_names_drops_the_names_and_their_possessive():
+    from tmem_graph.construct import checks
+    assert checks.without_names("Melanie and Caroline's painting class", ["Caroline", "Melanie"]) == "and painting class"
+    assert checks.without_names("Mel's dog", []) == "Mel's dog"
+
+
 def test_a_bridge_that_restates_its_item_is_asked_again_then_dropped(scripted_llm):
     item = Item("i1", "atomic", "Ana booked a cooking class in Porto for June.", ["s1"])
     scripted_llm.expect("Fact: Ana booked a cooking class", {"triggers": [

@@ -4,6 +4,7 @@ build drops and what `tmem eval construction` counts are decided by the same rul
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 # English function words and chat fillers: what two texts share besides these is their content
 STOP = frozenset("""
@@ -28,6 +29,17 @@ def content_words(text: str | None) -> set[str]:
             continue
         out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
     return out
+
+
+def without_names(text: str, names: Iterable[str]) -> str:
+    """`text` without the words of `names` (and their possessive `'s`): what a line of a
+    conversation between the same few people is about, once who is talking is set aside."""
+    drop = {w for n in names for w in re.findall(r"[a-z0-9]+", n.lower())}
+    if not drop:
+        return text
+    kept = [w for w in re.sub(r"(\w+)['’]s\b", r"\1", text).split()
+            if re.sub(r"[^a-z0-9]", "", w.lower()) not in drop]
+    return " ".join(kept)
 
 
 def share_in(text: str | None, other: str | None) -> float:

@@ -211,7 +211,7 @@ class Builder:
         scene_by_id = {s.id: s for s in old.scenes + scenes}
         self.progress("topic", 0, len(scenes))
         touched = stages.assign_topics(scenes, topics, self.llm, _fresh_ids("t", (t.id for t in topics)),
-                                       self.encoder, scene_by_id)
+                                       self.encoder, scene_by_id, {t.speaker for t in turns_by_id.values()})
         self.progress("topic", len(scenes), len(scenes))
         touched_topics = [t for t in topics if t.id in touched]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import re
 from datetime import datetime
-from typing import Callable
+from collections.abc import Callable, Iterable
 
 from ..encode import Encoder
 from ..llm.client import LLMClient
@@ -34,7 +34,7 @@ MAX_SCENE_TURNS = 24  # a scene is closed at this length whatever the model says
 MIN_SCENE_TURNS = 5   # a boundary the model puts sooner is ignored (small models over-split)
 TOPIC_CANDIDATES = 3  # nearest topics a scene is offered
 TOPIC_MEMBERS = 3     # a topic's last scenes that count as near (besides its label)
-TOPIC_FLOOR = 0.45    # cosine below which a topic is not offered (docs/construction.md)
+TOPIC_FLOOR = 0.55    # cosine below which a topic is not offered (docs/construction.md)
 MAX_ITEM_TRIGGERS = 3
 EARLIER_SCENES = 5     # older scenes of a scene's topics shown to its items call, for connections
 PERSONA_WINDOW = 60   # turns per persona update (reference code)
@@ -116,25 +116,33 @@ def scene_card(scene: Scene, turns: list[Turn], llm: LLMClient) -> Scene:
 
 
 def assign_topics(scenes: list[Scene], topics: list[Topic], llm: LLMClient, new_id: Callable[[], str],
-                  encoder: Encoder, scene_by_id: dict[str, Scene]) -> list[str]:
+                  encoder: Encoder, scene_by_id: dict[str, Scene], names: Iterable[str] = ()) -> list[str]:
     """Admit each scene, in arrival order, to the topic it continues (and at most one more),
     or to a new one. `topics` is updated in place; returns the ids of the topics that changed.
 
-    The model chooses among the TOPIC_CANDIDATES topics nearest to the scene by embedding (a
-    topic's label or one of its last TOPIC_MEMBERS scenes), or "new"; a topic nearer than
-    TOPIC_FLOOR is never offered, so a scene no topic is close to starts one without a call.
+    The model chooses among the TOPIC_CANDIDATES topics nearest to the scene by embedding, or
+    "new". A topic's nearness is that of the closest of its last TOPIC_MEMBERS scenes (its label
+    only while it has none known), each scene read as its title and summary without the
+    speakers' `names`: in a conversation between the same two people every card names both,
+    and a label's keywords only grow, so either would make every topic near every scene (one
+    topic for all of conv-26). A topic less near than TOPIC_FLOOR is never offered, so a scene
+    no topic is close to starts one without a call.
     Repaired the same way every time: an id written loosely (`Topic t3`) is read; one that was
     not offered means "new"; `also` keeps one offered topic other than the choice, and is
     dropped when it names every topic offered (a yes to every topic is not an answer).
     """
+    names = list(names)
     vectors = _Vectors(encoder)
+
+    def nearness(line: list[float], topic: Topic) -> float:
+        members = [scene_by_id[m] for m in topic.scene_ids[-TOPIC_MEMBERS:] if m in scene_by_id]
+        lines = [_scene_line(m, names) for m in members] or [_topic_line(topic, names)]
+        return max(_dot(line, vectors(text)) for text in lines)
+
     touched: list[str] = []
     for scene in scenes:
-        line = vectors(_scene_line(scene))
-        near = sorted(((max([_dot(line, vectors(_topic_line(t)))]
-                            + [_dot(line, vectors(_scene_line(scene_by_id[m])))
-                               for m in t.scene_ids[-TOPIC_MEMBERS:] if m in scene_by_id]), n, t)
-                       for n, t in enumerate(topics)), key=lambda x: (-x[0], x[1]))
+        line = vectors(_scene_line(scene, names))
+        near = sorted(((nearness(line, t), n, t) for n, t in enumerate(topics)), key=lambda x: (-x[0], x[1]))
         offered = [t for score, _, t in near if score >= TOPIC_FLOOR][:TOPIC_CANDIDATES]
         matched = _chosen_topics(scene, offered, llm) if offered else []
         if not matched:
@@ -176,12 +184,12 @@ def _topic_ref(raw: str, by_id: dict[str, Topic]) -> str | None:
     return f"t{m.group(1)}" if m and f"t{m.group(1)}" in by_id else None
 
 
-def _scene_line(scene: Scene) -> str:
-    return f"{scene.title or ''}. {scene.summary or ''}"
+def _scene_line(scene: Scene, names: list[str]) -> str:
+    return checks.without_names(f"{scene.title or ''}. {scene.summary or ''}", names)
 
 
-def _topic_line(topic: Topic) -> str:
-    return f"{topic.title or ''}. {', '.join(topic.keywords[:12])}"
+def _topic_line(topic: Topic, names: list[str]) -> str:
+    return checks.without_names(f"{topic.title or ''}. {', '.join(topic.keywords[:12])}", names)
 
 
 def _dot(a: list[float], b: list[float]) -> float:

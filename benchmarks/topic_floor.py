@@ -1,0 +1,64 @@
+"""How many topics a memory's scenes fall into at each TOPIC_FLOOR, if the model always joins
+the nearest topic offered (the 1.5B model's habit): the worst case the floor alone must hold.
+
+    python -m benchmarks.topic_floor c26s5-after [--floor 0.45 --floor 0.55 …] [--raw]
+
+It replays `stages.assign_topics`'s nearness (each scene's title and summary, the speakers'
+names set aside unless `--raw`, against a topic's last TOPIC_MEMBERS scenes) in arrival order
+with no LLM, and prints per floor the topic count, topics per 10 scenes and the largest topic's
+share of scenes, the figures `tmem eval construction` targets (docs/construction.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+
+from tmem_graph import api
+from tmem_graph.construct import stages
+from tmem_graph.encode import get_encoder
+
+FLOORS = (0.45, 0.5, 0.55, 0.6, 0.65)
+
+
+def greedy_topics(vectors: list[list[float]], floor: float) -> list[list[int]]:
+    """Scenes (by index) grouped as a model that always accepts the nearest topic would group them."""
+    topics: list[list[int]] = []
+    for n, v in enumerate(vectors):
+        scored = [(max(stages._dot(v, vectors[m]) for m in t[-stages.TOPIC_MEMBERS:]), k)
+                  for k, t in enumerate(topics)]
+        best = max(scored, default=(-1.0, -1))
+        if best[0] >= floor:
+            topics[best[1]].append(n)
+        else:
+            topics.append([n])
+    return topics
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("memory")
+    ap.add_argument("--floor", type=float, action="append", help=f"floors to try (default {FLOORS})")
+    ap.add_argument("--raw", action="store_true", help="keep the speakers' names in the lines")
+    ap.add_argument("--encoder", default=None, help="encoder name (default: the memory's)")
+    args = ap.parse_args()
+
+    doc = api.Memory(args.memory).export()
+    names = [] if args.raw else sorted({t["speaker"] for t in doc["turns"]})
+    scenes = [stages.Scene(s["id"], s["turn_ids"], s.get("title"), s.get("summary")) for s in doc["scenes"]]
+    encoder = get_encoder(args.encoder) if args.encoder else get_encoder()
+    vectors = encoder.encode([stages._scene_line(s, names) for s in scenes])
+    nearest = [max(stages._dot(v, w) for w in vectors[:n]) for n, v in enumerate(vectors) if n]
+    print(f"{args.memory}: {len(scenes)} scenes, names aside: {', '.join(names) or 'none'}; "
+          f"cosine with the nearest earlier scene, median {statistics.median(nearest):.3f}")
+    print("| floor | topics | topics per 10 scenes | largest share | sizes |")
+    print("|---|---|---|---|---|")
+    for floor in args.floor or FLOORS:
+        topics = greedy_topics(vectors, floor)
+        sizes = sorted((len(t) for t in topics), reverse=True)
+        print(f"| {floor:.2f} | {len(topics)} | {10 * len(topics) / len(scenes):.1f} | "
+              f"{sizes[0] / len(scenes):.2f} | {' '.join(map(str, sizes[:10]))} |")
+
+
+if __name__ == "__main__":
+    main()
