@@ -226,3 +226,34 @@ def test_persona_statements_are_kept_only_when_a_cited_turn_supports_them():
                                      ["Caroline", "Melanie"])
     assert kept == ["Caroline went to an LGBTQ support group.", "Caroline is researching adoption agencies.",
                     "Caroline is kind to her friends.", "Caroline dreams of having a family!"]
+
+
+def scene_reply(**horizon):
+    return {"situation": "Two friends plan a trip", "object": "a cooking class", "event": "a booking",
+            "emotion": "excitement", "horizon": horizon}
+
+
+def test_a_look_ahead_that_restates_its_scene_is_asked_again_then_dropped(scripted_llm):
+    scene = stages.Scene("s1", [t.id for t in CLASS], "Ana books a cooking class in Porto",
+                         "Ana booked a cooking class in Porto for June and will skip the oysters.")
+    scripted_llm.expect("Read this scene", scene_reply(
+        goal_arc="Ana booked a cooking class in Porto for June",                        # restates
+        avoidance_habit="ordering at a seafood restaurant with friends",                # a later situation
+        legacy_anchor="the cooking class in Porto Ana booked for June"))                # restates
+    scripted_llm.expect("The look-ahead for goal_arc, legacy_anchor above repeats", scene_reply(
+        goal_arc="choosing a weekend course after the class, tired of cooking",          # now a later one
+        avoidance_habit="the oysters Ana will skip",                                     # worse: first kept
+        legacy_anchor="Ana's cooking class in Porto in June"))                          # still restates
+    out = stages.scene_triggers(scene, CLASS, llm_of(scripted_llm))
+    assert [(h.channel, h.text) for h in out.horizon] == [
+        ("avoidance_habit", "ordering at a seafood restaurant with friends"),
+        ("goal_arc", "choosing a weekend course after the class, tired of cooking")]
+    assert out.scene_trigger["object"] == "a cooking class" and len(scripted_llm.requests) == 2
+
+
+def test_look_aheads_that_name_later_situations_cost_one_call(scripted_llm):
+    scene = stages.Scene("s1", [t.id for t in CLASS], "Ana books a cooking class", "Ana booked a class.")
+    scripted_llm.expect("Read this scene", scene_reply(goal_arc="planning dinner for friends after June",
+                                                       personal_arc="null"))
+    out = stages.scene_triggers(scene, CLASS, llm_of(scripted_llm))
+    assert [h.channel for h in out.horizon] == ["goal_arc"] and len(scripted_llm.requests) == 1

@@ -19,7 +19,8 @@ from ..llm.prompts.item_triggers import (EXAMPLE_BRIDGE, EXAMPLE_CONCEPT, ItemTr
 from ..llm.prompts.items import item_messages, items_schema
 from ..llm.prompts.persona import PersonaOut, persona_messages
 from ..llm.prompts.scene_card import SceneCard, scene_card_messages
-from ..llm.prompts.scene_triggers import HORIZON_CHANNELS, SceneTriggersOut, scene_trigger_messages
+from ..llm.prompts.scene_triggers import (HORIZON_CHANNELS, SceneTriggersOut, horizon_retry_messages,
+                                          scene_trigger_messages)
 from ..llm.prompts.segment import Boundaries, boundary_messages
 from ..llm.prompts.topic import TopicChoice, TopicLabel, choice_messages, new_topic_messages, update_topic_messages
 from ..textio import is_iso_datetime
@@ -313,16 +314,40 @@ def _copies_example(trigger: ItemTrigger) -> bool:
 
 
 def scene_triggers(scene: Scene, turns: list[Turn], llm: LLMClient) -> Scene:
-    """The scene with its Scene trigger and Horizon projections filled in."""
-    reply = llm.structured(scene_trigger_messages(turns), SceneTriggersOut, stage="scene_triggers",
-                           what=f"scene {scene.id}")
+    """The scene with its Scene trigger and Horizon projections filled in.
+
+    A projection that restates the scene (`checks.copies` against its title, summary and
+    narrative) is not a future situation: the model is asked once more, told which channels
+    did, and each channel keeps the first of its two projections that does not restate the
+    scene, or none. The Scene trigger attributes describe the scene itself and are kept from
+    the first reply."""
+    messages = scene_trigger_messages(turns)
+    reply = llm.structured(messages, SceneTriggersOut, stage="scene_triggers", what=f"scene {scene.id}")
     scene.scene_trigger = {k: v.strip() for k, v in
                            (("situation", reply.situation), ("object", reply.object),
                             ("event", reply.event), ("emotion", reply.emotion)) if v and v.strip()}
-    horizon = reply.horizon.model_dump()
-    scene.horizon = [HorizonTrigger(ch, horizon[ch].strip()) for ch in HORIZON_CHANNELS
-                     if horizon.get(ch) and horizon[ch].strip() and not _is_null(horizon[ch])]
+    host = " ".join(filter(None, (scene.title, scene.summary, scene.narrative)))
+    first = _projections(reply)
+    copied = [ch for ch, text in first.items() if checks.copies(text, host)]
+    again: dict[str, str] = {}
+    if copied:
+        retry = llm.structured(horizon_retry_messages(messages, reply.model_dump_json(), copied),
+                               SceneTriggersOut, stage="scene_triggers",
+                               what=f"scene {scene.id}, look-ahead restated it ({', '.join(copied)})")
+        again = _projections(retry)
+    scene.horizon = []
+    for ch in HORIZON_CHANNELS:
+        text = next((t for t in (first.get(ch), again.get(ch)) if t and not checks.copies(t, host)), None)
+        if text:
+            scene.horizon.append(HorizonTrigger(ch, text))
     return scene
+
+
+def _projections(reply: SceneTriggersOut) -> dict[str, str]:
+    """The non-empty Horizon projections of a reply, by channel."""
+    horizon = reply.horizon.model_dump()
+    return {ch: horizon[ch].strip() for ch in HORIZON_CHANNELS
+            if horizon.get(ch) and horizon[ch].strip() and not _is_null(horizon[ch])}
 
 
 def _is_null(text: str) -> bool:

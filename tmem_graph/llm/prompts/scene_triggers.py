@@ -44,3 +44,17 @@ def scene_trigger_messages(turns) -> list[dict]:
             "sentence or null}}.\n\n"
             f"The scene:\n{render_turns(turns)}")
     return [{"role": "user", "content": user}]
+
+
+def horizon_retry_messages(messages: list[dict], reply_json: str, channels: list[str]) -> list[dict]:
+    """The same request once more, after a reply whose projections for `channels` restated the scene."""
+    named = ", ".join(channels)
+    return messages + [
+        {"role": "assistant", "content": reply_json},
+        {"role": "user", "content": f"The look-ahead for {named} above repeats what happens in the scene. "
+                                    "A look-ahead must be a different, later situation (what the speaker "
+                                    "will be doing, planning, avoiding or choosing then) that reuses few of "
+                                    "the scene's words; use null when there is none. Give the whole JSON "
+                                    "again: {\"situation\", \"object\", \"event\", \"emotion\", "
+                                    "\"horizon\": {channel: sentence or null}}."},
+    ]
