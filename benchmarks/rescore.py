@@ -1,0 +1,143 @@
+"""Re-score every committed evaluation memory from a fresh clone, in one command, no LLM:
+
+    python -m benchmarks.rescore                      # every fixture in fixtures/
+    python -m benchmarks.rescore fixtures/conv26-full.json --out eval-out/rescore
+
+For each fixture (fixtures/README.md) it imports the memory (replacing one of the same id,
+the turns' texts re-attached from ../shared/data), then runs what docs/evaluation.md reports
+on it: `tmem eval construction`, `tmem eval locomo` on the sessions the fixture has built,
+`benchmarks/budget_curve.py` at 500 … 4,000 evidence tokens, and, when LoCoMo-Plus cues are
+stitched in, `tmem eval locomo-plus` on the probes whose cues are built. Reports go to
+`<out>/<memory>/`; the headline figures (construction targets, the cascade against the best
+flat baseline at each budget, cue S@5) are printed at the end and written to
+`<out>/summary.md`. Set NEO4J_URI for a server other than the local one (`tmem db start`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUDGETS = ("500", "1000", "2000", "4000")
+
+
+def built_sessions(fixture: dict) -> int:
+    """The largest N such that every turn of the sample's sessions 1..N is in a scene."""
+    in_scene = {t for s in fixture["scenes"] for t in s["turn_ids"]}
+    sessions: dict[int, bool] = {}
+    for t in fixture["turns"]:
+        if t["id"].startswith("D"):
+            sessions[t["session"]] = sessions.get(t["session"], True) and t["id"] in in_scene
+    n = 0
+    while sessions.get(n + 1):
+        n += 1
+    return n
+
+
+def built_probes(fixture: dict) -> int:
+    """How many LoCoMo-Plus probes have their whole cue dialogue in a scene, counted as they are
+    built: in probe order (turn ids `P<index>:<n>`), up to the first one not built."""
+    in_scene = {t for s in fixture["scenes"] for t in s["turn_ids"]}
+    built: dict[int, bool] = {}
+    for t in fixture["turns"]:
+        if t["id"].startswith("P"):
+            index = int(t["id"][1:].split(":")[0])
+            built[index] = built.get(index, True) and t["id"] in in_scene
+    n = 0
+    for index in sorted(built):
+        if not built[index]:
+            break
+        n += 1
+    return n
+
+
+def run(step: str, argv: list[str], log: list[dict]) -> None:
+    started = time.perf_counter()
+    print(f"\n== {step}: {' '.join(argv)}", flush=True)
+    done = subprocess.run(argv, cwd=ROOT)
+    log.append({"step": step, "seconds": round(time.perf_counter() - started, 1), "rc": done.returncode})
+    if done.returncode:
+        raise SystemExit(f"rescore: {step} failed (exit {done.returncode}); the command is above")
+
+
+def rescore(path: Path, out: Path, log: list[dict]) -> dict:
+    fixture = json.loads(path.read_text())
+    memory, sources = fixture["memory_id"], fixture.get("texts_from", {})
+    sample, plus = sources.get("locomo"), sources.get("locomo_plus_base")
+    if not sample:
+        raise SystemExit(f"rescore: {path}: no texts_from.locomo, not a LoCoMo fixture")
+    sessions, probes = built_sessions(fixture), built_probes(fixture) if plus else 0
+    where = out / memory
+    py, tmem = sys.executable, [sys.executable, "-m", "tmem_graph.cli"]
+    run(f"{memory}: import", [py, "-m", "benchmarks.fixture", "import", str(path), "--replace"], log)
+    if sessions == 0:
+        print(f"{memory}: no session fully built, nothing to score")
+        return {"memory": memory, "sessions": 0}
+    scope = ["--sessions", str(sessions)]
+    run(f"{memory}: construction", tmem + ["eval", "construction", "--memory", memory, "--sample", sample,
+                                           *scope, "--out", str(where)], log)
+    run(f"{memory}: locomo", tmem + ["eval", "locomo", "--memory", memory, "--sample", sample, *scope,
+                                     "--no-ablations", "--out", str(where)], log)
+    run(f"{memory}: budget curve", [py, "benchmarks/budget_curve.py", "--memory", memory, "--sample", sample,
+                                    *scope, "--budgets", *BUDGETS, "--out", str(where / "budget.png"),
+                                    "--json", str(where / "budget.json")], log)
+    if plus and probes:
+        run(f"{memory}: locomo-plus", tmem + ["eval", "locomo-plus", "--memory", memory, "--base", plus,
+                                              *scope, "--limit", str(probes), "--no-ablations",
+                                              "--out", str(where)], log)
+    return {"memory": memory, "sessions": sessions, "probes": probes, "out": str(where)}
+
+
+def headline(done: dict) -> list[str]:
+    """The figures docs/evaluation.md's targets name, read back from one memory's reports."""
+    where = Path(done["out"])
+    c = json.loads((where / "construction.json").read_text())["memories"][done["memory"]]
+    lines = [f"### {done['memory']} (sessions 1-{done['sessions']}, {done.get('probes', 0)} probes)", "",
+             f"construction: observation coverage {c['observation_coverage']}, sessions without items "
+             f"{c['sessions_without_items'] or 'none'}, topics {c['topics']} (largest share "
+             f"{c['largest_topic_share']}), persona supported {c['persona_supported']}, trigger copies "
+             f"{c['trigger_copies']['forward']}", "",
+             "| budget | full: recall / coverage | best flat: recall / coverage | lead, points |", "|---|---|---|---|"]
+    for budget, row in json.loads((where / "budget.json").read_text())["results"].items():
+        flat = {k: v for k, v in row.items() if k in ("bm25", "dense", "hybrid")}
+        best_r = max(flat, key=lambda k: flat[k]["overall"])
+        best_c = max(flat, key=lambda k: flat[k]["answer_coverage"])
+        full = row["full"]
+        lines.append(f"| {budget} | {full['overall']:.3f} / {full['answer_coverage']:.3f} | "
+                     f"{flat[best_r]['overall']:.3f} ({best_r}) / {flat[best_c]['answer_coverage']:.3f} ({best_c}) | "
+                     f"{100 * (full['overall'] - flat[best_r]['overall']):+.1f} / "
+                     f"{100 * (full['answer_coverage'] - flat[best_c]['answer_coverage']):+.1f} |")
+    plus = where / "locomo_plus.json"
+    if plus.is_file():
+        summary = json.loads(plus.read_text())["summary"]
+        lines += ["", "LoCoMo-Plus cue S@5: " + ", ".join(f"{k} {v['S@5']:.3f}" for k, v in summary.items())]
+    return lines + [""]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("fixtures", nargs="*", type=Path, help="fixture files (default: every fixtures/*.json)")
+    ap.add_argument("--out", type=Path, default=ROOT / "eval-out" / "rescore")
+    args = ap.parse_args()
+    paths = args.fixtures or sorted((ROOT / "fixtures").glob("*.json"))
+    missing = [p for p in paths if not p.is_file()]
+    if missing:
+        raise SystemExit(f"rescore: no such fixture: {', '.join(map(str, missing))}")
+    log: list[dict] = []
+    started = time.perf_counter()
+    done = [rescore(p.resolve(), args.out, log) for p in paths]
+    lines = [line for d in done if d["sessions"] for line in headline(d)]
+    lines += [f"{len(log)} steps in {time.perf_counter() - started:.0f} s; reports in {args.out}"]
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "summary.md").write_text("\n".join(lines) + "\n")
+    (args.out / "steps.json").write_text(json.dumps(log, indent=1))
+    print("\n" + "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
