@@ -22,38 +22,12 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tmem_graph.evaluate.fixtures import built_probes, built_sessions  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 BUDGETS = ("500", "1000", "2000", "4000")
-
-
-def built_sessions(fixture: dict) -> int:
-    """The largest N such that every turn of the sample's sessions 1..N is in a scene."""
-    in_scene = {t for s in fixture["scenes"] for t in s["turn_ids"]}
-    sessions: dict[int, bool] = {}
-    for t in fixture["turns"]:
-        if t["id"].startswith("D"):
-            sessions[t["session"]] = sessions.get(t["session"], True) and t["id"] in in_scene
-    n = 0
-    while sessions.get(n + 1):
-        n += 1
-    return n
-
-
-def built_probes(fixture: dict) -> int:
-    """How many LoCoMo-Plus probes have their whole cue dialogue in a scene, counted as they are
-    built: in probe order (turn ids `P<index>:<n>`), up to the first one not built."""
-    in_scene = {t for s in fixture["scenes"] for t in s["turn_ids"]}
-    built: dict[int, bool] = {}
-    for t in fixture["turns"]:
-        if t["id"].startswith("P"):
-            index = int(t["id"][1:].split(":")[0])
-            built[index] = built.get(index, True) and t["id"] in in_scene
-    n = 0
-    for index in sorted(built):
-        if not built[index]:
-            break
-        n += 1
-    return n
 
 
 def run(step: str, argv: list[str], log: list[dict]) -> None:

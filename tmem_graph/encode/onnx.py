@@ -22,7 +22,7 @@ from typing import Sequence
 
 from ..config import DEFAULT_ENCODER, quiet_model_libraries
 from ..errors import ConfigError
-from .base import Encoder
+from .base import Encoder, mean_pooled_by_length
 
 MAX_TOKENS = 256       # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
 BATCH_THREADS = 4      # threads of the batch session (construction, imports)
@@ -105,28 +105,15 @@ class OnnxMiniLMEncoder(Encoder):
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> list[list[float]]:
         """Unit vectors of `texts`, in their order; batches hold texts of similar length (as
         sentence-transformers does), so little time goes into padding."""
-        np = self._np
         if not texts:
             return []
         session = self._session_for(len(texts))
-        batch_size = max(1, min(batch_size, MAX_BATCH))
-        encoded = self._tokenizer.encode_batch(list(texts))  # padded to the longest: cut per batch below
-        lengths = [sum(e.attention_mask) for e in encoded]
-        order = sorted(range(len(texts)), key=lambda n: -lengths[n])
-        out: list[list[float] | None] = [None] * len(texts)
-        for start in range(0, len(order), batch_size):
-            chunk = order[start:start + batch_size]
-            width = lengths[chunk[0]]
-            ids = np.array([encoded[n].ids[:width] for n in chunk], dtype=np.int64)
-            mask = np.array([encoded[n].attention_mask[:width] for n in chunk], dtype=np.int64)
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            hidden = session.run(["last_hidden_state"], feed)[0]
-            weights = mask[..., None].astype(hidden.dtype)
-            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-            for n, vector in zip(chunk, pooled.astype("float64").tolist()):
-                out[n] = vector
-        return out
+
+        def hidden_states(ids, mask):
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": self._np.zeros_like(ids)}
+            return session.run(["last_hidden_state"], feed)[0]
+
+        return mean_pooled_by_length(self._tokenizer, texts, max(1, min(batch_size, MAX_BATCH)), hidden_states)
 
     def count_tokens(self, text: str) -> int:
         """Tokens of `text` by the model's tokenizer (no special tokens, no truncation)."""

@@ -1,6 +1,6 @@
-"""What `benchmarks/rescore.py` scores of a fixture: the sessions and probes fully built."""
+"""What a fixture has fully built (what `benchmarks/rescore.py` scores): its sessions and probes."""
 
-from benchmarks.rescore import built_probes, built_sessions
+from tmem_graph.evaluate.fixtures import built_probes, built_sessions
 
 
 def fixture(turns, scenes):
