@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 from tmem_graph import api
+from tmem_graph.errors import TmemError
 from tmem_graph.evaluate import fixtures
 
 
@@ -33,7 +34,13 @@ def main() -> None:
     im.add_argument("fixture", type=Path)
     im.add_argument("--replace", action="store_true")
     args = ap.parse_args()
+    try:
+        run(args)
+    except TmemError as exc:  # a user's mistake or a missing server: the message, not a traceback
+        raise SystemExit(f"error: {exc}") from None
 
+
+def run(args: argparse.Namespace) -> None:
     if args.command == "export":
         document = api.Memory(args.memory).export()
         fixture, stripped = fixtures.strip(document, args.sample, args.plus_base)

@@ -48,6 +48,7 @@ def rescore(path: Path, out: Path, log: list[dict]) -> dict:
     sessions, probes = built_sessions(fixture), built_probes(fixture) if plus else 0
     where = out / memory
     py, tmem = sys.executable, [sys.executable, "-m", "tmem_graph.cli"]
+    run(f"{memory}: schema", tmem + ["schema", "apply"], log)   # idempotent; a fresh server has none
     run(f"{memory}: import", [py, "-m", "benchmarks.fixture", "import", str(path), "--replace"], log)
     if sessions == 0:
         print(f"{memory}: no session fully built, nothing to score")
