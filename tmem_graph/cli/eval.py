@@ -11,7 +11,7 @@ import click
 
 from .. import api
 from .common import echo_json, friendly, store_of
-from ..config import CUE_FUSIONS, FUSIONS, MAX_BUDGET_TOKENS
+from ..config import CUE_FUSIONS, DEFAULT_ENCODER, FUSIONS, MAX_BUDGET_TOKENS
 from ..errors import UsageError
 
 
@@ -378,18 +378,20 @@ def _judge_plus_header(block: dict) -> str:
 def eval_construction(ctx, memory_ids, sample, sessions, data_path, out_dir, as_json):
     """LLM-free construction metrics against LoCoMo's observations: observation coverage, items
     per session, topics, scene lengths, persona support, trigger copies (docs/evaluation.md)."""
+    from ..encode import get_encoder
     from ..evaluate import construction, data as ev, report
 
     root = data_path or ev.data_dir()
     samples, names = _samples(root, (sample,), "--sample")
     chosen = next(s for s in samples if s.get("sample_id") == names[0])
     memories = _open(store_of(ctx), {m: m for m in dict.fromkeys(memory_ids)})
-    results = {m: construction.measure(memory.document(), chosen, sessions, memory.encoder)
+    metric_encoder = get_encoder(DEFAULT_ENCODER)   # the metrics' own: their cosines were set with it
+    results = {m: construction.measure(memory.document(), chosen, sessions, metric_encoder)
                for m, memory in memories.items()}
     where = {None: "", 1: "session 1 of "}.get(sessions, f"sessions 1-{sessions} of ") + names[0]
-    header = (f"Construction of LoCoMo {where}: {', '.join(results)} (encoder "
-              f"{', '.join(sorted({m.encoder.name for m in memories.values()}))}; observation cosine "
-              f">= {construction.OBSERVATION_COSINE}, docs/evaluation.md)")
+    header = (f"Construction of LoCoMo {where}: {', '.join(results)} (built with "
+              f"{', '.join(sorted({m.encoder.name for m in memories.values()}))}; measured with "
+              f"{metric_encoder.name}, observation cosine >= {construction.OBSERVATION_COSINE}, docs/evaluation.md)")
     table = construction.markdown(results)
     out = out_dir or Path("eval-out") / memory_ids[0]
     report.write(out, "construction", {"sample": names[0], "sessions": sessions, "memories": results,

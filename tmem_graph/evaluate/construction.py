@@ -4,7 +4,8 @@ against LoCoMo's own references (`observation`: per session and speaker, facts w
 
 - observation coverage: the share of observations that some item covers: the item's source
   turns hold one of the observation's evidence turns and its text is close to the
-  observation's (cosine >= OBSERVATION_COSINE with the memory's encoder). An item's source
+  observation's (cosine >= OBSERVATION_COSINE by the default encoder, whichever encoder
+  built the memory: the thresholds were set with it, and builds compare alike). An item's source
   turns are the turns it was distilled from (`turn_ids`); an item without them (older builds)
   counts every turn of its scenes, and the report says how many items did so.
 - items per session and per 100 turns, and the sessions left without any item;
