@@ -1,0 +1,63 @@
+"""What one evidence budget costs a recall: `Memory.recall` unpacked (kS, kI) and packed to each
+budget (`budget_tokens`, retrieve/pack.py), interleaved question by question on one memory so
+that every configuration sees the same machine load (docs/benchmarks.md).
+
+    python -m benchmarks.fixture import fixtures/conv26-local.json
+    python -m benchmarks.pack_latency --memory conv26-local --sample conv-26 --queries 60 --out /tmp/pack.json
+
+The query's encoding is included (as a user sees it); each configuration runs every question
+once unmeasured first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from benchmarks._common import load_average, machine
+from tmem_graph import api
+from tmem_graph.config import RetrievalSettings
+from tmem_graph.evaluate import data as ev
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--memory", required=True)
+    ap.add_argument("--sample", default="conv-26")
+    ap.add_argument("--queries", type=int, default=60)
+    ap.add_argument("--budgets", type=int, nargs="+", default=[500, 2000, 4000])
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    sample = next(s for s in ev.load(ev.data_dir() / "locomo10.json") if s["sample_id"] == args.sample)
+    questions = [q["question"] for q in sample["qa"]][:args.queries]
+    memory = api.Memory(args.memory)
+    configs = {"unpacked": RetrievalSettings()} | {f"budget {b}": RetrievalSettings(budget_tokens=b)
+                                                    for b in args.budgets}
+    times: dict[str, list[float]] = {name: [] for name in configs}
+    for q in questions[:10]:                           # warm the server's caches and the encoder
+        for cfg in configs.values():
+            memory.recall(q, settings=cfg)
+    for n, q in enumerate(questions):
+        names = list(configs) if n % 2 == 0 else list(reversed(configs))
+        for name in names:
+            started = time.perf_counter()
+            memory.recall(q, settings=configs[name])
+            times[name].append(1000 * (time.perf_counter() - started))
+    table = {name: {"p50_ms": round(statistics.median(t), 1),
+                    "p95_ms": round(statistics.quantiles(t, n=20)[18], 1)} for name, t in times.items()}
+    base = table["unpacked"]["p50_ms"]
+    for row in table.values():
+        row["ratio_p50"] = round(row["p50_ms"] / base, 2)
+    args.out.write_text(json.dumps({"machine": machine(), "load_average": load_average(),
+                                    "memory": args.memory, "queries": len(questions), "results": table,
+                                    "times_ms": times}, indent=1))
+    print("| recall | p50 ms | p95 ms | p50 / unpacked |\n|---|---|---|---|")
+    for name, row in table.items():
+        print(f"| {name} | {row['p50_ms']} | {row['p95_ms']} | {row['ratio_p50']} |")
+
+
+if __name__ == "__main__":
+    main()
