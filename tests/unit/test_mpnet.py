@@ -65,3 +65,13 @@ def test_the_assembled_files_are_the_upstream_ones(encoder):
     for name, (_, size) in mpnet.FILES.items():
         assert (folder / name).stat().st_size == size
     assert mpnet._stamp_ok(folder)
+
+
+def test_pieces_that_do_not_join_into_the_zip_leave_nothing_behind(tmp_path):
+    piece = tmp_path / "piece.001"
+    piece.write_bytes(b"PK\x03\x04" + b"\x00" * 4096)   # the right magic, then garbage
+    folder = tmp_path / "model"
+    folder.mkdir()
+    with pytest.raises(ConfigError, match="do not join into the model's zip.*--force-reinstall"):
+        mpnet._assemble([piece], folder)
+    assert list(folder.iterdir()) == []

@@ -257,3 +257,21 @@ def test_look_aheads_that_name_later_situations_cost_one_call(scripted_llm):
                                                        personal_arc="null"))
     out = stages.scene_triggers(scene, CLASS, llm_of(scripted_llm))
     assert [h.channel for h in out.horizon] == ["goal_arc"] and len(scripted_llm.requests) == 1
+
+
+def test_a_re_ask_without_a_valid_reply_keeps_the_first_reply(scripted_llm):
+    # the 1.5B model can answer a re-ask with broken JSON; the first reply is still usable
+    scene = stages.Scene("s1", [t.id for t in CLASS], "Ana books a cooking class in Porto",
+                         "Ana booked a cooking class in Porto for June.")
+    scripted_llm.expect("Read this scene", scene_reply(goal_arc="Ana booked a cooking class in Porto for June",
+                                                       avoidance_habit="ordering at a seafood restaurant"))
+    scripted_llm.expect("The look-ahead for goal_arc above repeats", '{"situation": "broken', reusable=True)
+    out = stages.scene_triggers(scene, CLASS, llm_of(scripted_llm))
+    assert [(h.channel, h.text) for h in out.horizon] == [("avoidance_habit", "ordering at a seafood restaurant")]
+    item = Item("i1", "atomic", "Ana booked a cooking class in Porto for June.", ["s1"])
+    scripted_llm.expect("Fact: Ana booked a cooking class", {"triggers": [
+        {"concept": "travel plans", "bridge": "Ana booked a cooking class in Porto", "rationale": "r"},
+        {"concept": "gifts", "bridge": "buying a birthday present for her", "rationale": "r"}]})
+    scripted_llm.expect("A bridge above repeats the fact itself", '{"triggers": [{"concept"', reusable=True)
+    assert [(t.concept, t.bridge) for t in stages.item_triggers(item, llm_of(scripted_llm))] == [
+        ("travel plans", None), ("gifts", "buying a birthday present for her")]

