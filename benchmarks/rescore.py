@@ -3,8 +3,9 @@
     python -m benchmarks.rescore                      # every fixture in fixtures/
     python -m benchmarks.rescore fixtures/conv26-full.json --out eval-out/rescore
 
-For each fixture (fixtures/README.md) it imports the memory (replacing one of the same id,
-the turns' texts re-attached from ../shared/data), then runs what docs/evaluation.md reports
+For each fixture (fixtures/README.md) it imports the memory (the turns' texts re-attached
+from ../shared/data; a memory of the same id already on the server is an error unless
+`--replace`, which deletes it first), then runs what docs/evaluation.md reports
 on it: `tmem eval construction`, `tmem eval locomo` on the sessions the fixture has built,
 `benchmarks/budget_curve.py` at 500 … 4,000 evidence tokens, and, when LoCoMo-Plus cues are
 stitched in, `tmem eval locomo-plus` on the probes whose cues are built. Reports go to
@@ -39,7 +40,7 @@ def run(step: str, argv: list[str], log: list[dict]) -> None:
         raise SystemExit(f"rescore: {step} failed (exit {done.returncode}); the command is above")
 
 
-def rescore(path: Path, out: Path, log: list[dict]) -> dict:
+def rescore(path: Path, out: Path, log: list[dict], replace: bool) -> dict:
     fixture = json.loads(path.read_text())
     memory, sources = fixture["memory_id"], fixture.get("texts_from", {})
     sample, plus = sources.get("locomo"), sources.get("locomo_plus_base")
@@ -49,7 +50,7 @@ def rescore(path: Path, out: Path, log: list[dict]) -> dict:
     where = out / memory
     py, tmem = sys.executable, [sys.executable, "-m", "tmem_graph.cli"]
     run(f"{memory}: schema", tmem + ["schema", "apply"], log)   # idempotent; a fresh server has none
-    run(f"{memory}: import", [py, "-m", "benchmarks.fixture", "import", str(path), "--replace"], log)
+    run(f"{memory}: import", [py, "-m", "benchmarks.fixture", "import", str(path)] + (["--replace"] if replace else []), log)
     if sessions == 0:
         print(f"{memory}: no session fully built, nothing to score")
         return {"memory": memory, "sessions": 0}
@@ -98,6 +99,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("fixtures", nargs="*", type=Path, help="fixture files (default: every fixtures/*.json)")
     ap.add_argument("--out", type=Path, default=ROOT / "eval-out" / "rescore")
+    ap.add_argument("--replace", action="store_true",
+                    help="replace memories of the fixtures' ids already on the server (they are deleted first)")
     args = ap.parse_args()
     args.out = args.out.resolve()   # the steps run from the repository's root
     paths = args.fixtures or sorted((ROOT / "fixtures").glob("*.json"))
@@ -106,7 +109,7 @@ def main() -> None:
         raise SystemExit(f"rescore: no such fixture: {', '.join(map(str, missing))}")
     log: list[dict] = []
     started = time.perf_counter()
-    done = [rescore(p.resolve(), args.out, log) for p in paths]
+    done = [rescore(p.resolve(), args.out, log, args.replace) for p in paths]
     lines = [line for d in done if d["sessions"] for line in headline(d)]
     lines += [f"{len(log)} steps in {time.perf_counter() - started:.0f} s; reports in {args.out}"]
     args.out.mkdir(parents=True, exist_ok=True)
