@@ -42,6 +42,8 @@ class RetrievalSettings:
     cue_k0: int = 30          # SceneCue fuses its three channels with k0 = 30 (reference code)
     cue_top: int = 10         # scenes that SceneCue adds to the pool
     candidates: int = 50      # depth of each channel's ranking before fusion
+    item_search: int = 0      # items found by BM25 and dense search over the whole memory that join the
+                              # item pool beside the chosen scenes' items and TrigRecall's (0: the paper's pool)
     cue_in_fusion: bool = True  # SceneCue / TrigRecall rankings join the final fusion of their layer
     fusion: str = "lanes"     # final fusion of the scene and item layers, one of FUSIONS (docs/retrieval.md)
     associative_share: float = 0.4   # share of a layer's budget the associative lane keeps ("lanes")
@@ -49,7 +51,7 @@ class RetrievalSettings:
     budget_tokens: int | None = None  # one evidence budget the packer fills (retrieve/pack.py); None: kS, kI
 
     def __post_init__(self) -> None:
-        for name in ("k_topics", "k_scenes", "k_items", "k_recent", "r_trigger_items", "cue_top"):
+        for name in ("k_topics", "k_scenes", "k_items", "k_recent", "r_trigger_items", "cue_top", "item_search"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BUDGET:
                 raise ConfigError(f"{name} {value!r}: must be an integer from 0 to {MAX_BUDGET}")

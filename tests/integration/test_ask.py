@@ -31,7 +31,7 @@ def test_ask_sends_the_evidence_and_returns_the_answer(memory, scripted_llm):
     prompt = request["messages"][0]["content"]
     assert request["model"] == "scripted" and request["temperature"] == 0
     assert "intelligent memory assistant" in prompt and "less than 5-6 words" in prompt
-    assert "[Scene 1]" in prompt and "Alice [2023-05-08T13:58:00]: She's fine now" in prompt
+    assert "[Scene 1]" in prompt and "  Alice: She's fine now" in prompt
     assert re.search(r"\[Item [12]\] Priya, a member of Alice's team, has a severe shellfish allergy", prompt)
     assert "Alice: Works on a team with Priya" in prompt and "Bob: Amateur runner" not in prompt
     assert result["evidence"] in prompt

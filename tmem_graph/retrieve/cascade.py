@@ -140,7 +140,7 @@ class Cascade:
                 "item_lucene": lexical(items_on, "item", ITEM_FIELDS),
                 "recent_lucene": lexical(recent_on, "recent", TURN_FIELDS), "recent": recent_on,
                 "topics": topics_on, "scene_dense": scenes_on and not topics_on, "dialogue": scenes_on,
-                "item_dense": items_on and not scenes_on, "persona": "persona" not in off,
+                "item_dense": items_on and (not scenes_on or cfg.item_search > 0), "persona": "persona" not in off,
                 "families": families, **limits}
 
     def _finish(self, memory_id: str, query: str, vector: list[float], off: frozenset[str], trace: bool,
@@ -158,9 +158,10 @@ class Cascade:
             traced["scenes"] = cands
             scene_ids = [s.id for s in result.scenes]
         via: dict[str, list[str]] = {}
-        if items_on and not scenes_on:  # flat search over the memory's items
+        if items_on:  # flat search over the memory's items: the whole pool without the scene layer
+            depth = cfg.candidates if not scenes_on else cfg.item_search
             for channel in ("bm25", "dense"):
-                for key, _ in ranking(first, f"item_{channel}"):
+                for key, _ in ranking(first, f"item_{channel}")[:depth]:
                     via.setdefault(key, []).append(channel)
         trigger = trig_recall(trigger_views(first), cfg, via) if items_on else []
         recent = select_recent(ranking(first, "recent_bm25"), ranking(first, "recent_dense"), cfg)

@@ -1,17 +1,16 @@
 """The evidence packer: one budget of evidence tokens filled from the ranked scenes, items and
 recent turns of a recall (docs/retrieval.md, "One evidence budget").
 
-A scene no longer has to be handed over whole. Its turns are ranked by their cosine with the
-query (stored with every turn); a scene contributes its best turns, each with WINDOW
-neighbours on both sides, under its title and time, or all of itself when it is short
-(WHOLE_SCENE turns or fewer) and fits. The first pass takes, in rank order, each scene's
-first piece interleaved with the items in proportion (the items' count over the scenes',
-after each scene; the rest after the last) and, after the first scene, the recent turns;
-later passes add each scene's next best turn, scene by
-scene in rank order, until nothing more fits. What is not handed over is dropped from the
-recall, so `scenes`, `items`, `via` and ranks describe exactly the evidence the answer model
-reads; a packed scene is marked `excerpt` and loses its summary line (the header is the
-title and time). Pure: a recall and a token counter in, a recall out.
+A scene is handed over as an excerpt. Its turns are ranked by their cosine with the query
+(stored with every turn); a scene contributes its best turns, each with WINDOW neighbours on
+both sides, under its title and time (no summary: a summary costs as much as two turns and
+repeats them in other words, measured in docs/evaluation.md). The first pass takes, in rank
+order, each scene's best turn with its window interleaved with the items in proportion (the
+items' count over the scenes', after each scene; the rest after the last) and, after the
+first scene, the recent turns; later passes add each scene's next best turn, scene by scene
+in rank order, until nothing more fits. What is not handed over is dropped from the recall,
+so `scenes`, `items`, `via` and ranks describe exactly the evidence the answer model reads;
+every packed scene is marked `excerpt`. Pure: a recall and a token counter in, a recall out.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from .evidence import (ITEMS_HEADING, RECENT_HEADING, SCENES_HEADING, item_line,
 from .results import Recall, RecalledScene
 
 WINDOW = 1        # neighbours kept on each side of a chosen turn
-WHOLE_SCENE = 6   # a scene this short is handed over whole (with its summary) when it fits
 
 
 class _Budget:
@@ -49,7 +47,6 @@ class _Scene:
     order: list[int]                  # turn positions, best first
     chosen: set[int] = dataclasses.field(default_factory=set)
     opened: bool = False
-    whole: bool = False
 
     def next_group(self) -> list[int]:
         """The best turn not chosen yet, with the unchosen turns of its window (positions)."""
@@ -75,16 +72,11 @@ class _Packer:
         return True
 
     def open(self, state: _Scene) -> bool:
-        """A scene's first piece: all of it if short and it fits, else its header and best turns."""
+        """A scene's first piece: its header (title and time) and its best turn with its window."""
         scene = state.scene
-        if len(scene.turns) <= WHOLE_SCENE:
-            if self.take(SCENES_HEADING, scene_header(1, scene) + [turn_line(t) for t in scene.turns]):
-                state.opened = state.whole = True
-                state.chosen = set(range(len(scene.turns)))
-                return True
         group = state.next_group()
         header = scene_header(1, dataclasses.replace(scene, excerpt=True))
-        if group and self.take(SCENES_HEADING, header + [turn_line(scene.turns[n]) for n in group]):
+        if group and self.take(SCENES_HEADING, header + [turn_line(scene.turns[n], scene.time) for n in group]):
             state.opened = True
             state.chosen.update(group)
             return True
@@ -92,10 +84,10 @@ class _Packer:
 
     def grow(self, state: _Scene) -> bool:
         """An opened excerpt's next best turn, with its window."""
-        if not state.opened or state.whole:
+        if not state.opened:
             return False
         group = state.next_group()
-        if group and self.spend.take([turn_line(state.scene.turns[n]) for n in group]):
+        if group and self.spend.take([turn_line(state.scene.turns[n], state.scene.time) for n in group]):
             state.chosen.update(group)
             return True
         return False
@@ -122,7 +114,7 @@ def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: lis
                     recent.append(turn.id)
     while any([packer.grow(state) for state in scenes]):  # every opened excerpt, in rank order, once per pass
         pass
-    kept = [dataclasses.replace(st.scene, turns=[st.scene.turns[n] for n in sorted(st.chosen)], excerpt=not st.whole)
+    kept = [dataclasses.replace(st.scene, turns=[st.scene.turns[n] for n in sorted(st.chosen)], excerpt=True)
             for st in scenes if st.opened]
     return dataclasses.replace(recall, scenes=kept, items=items, recent=[t for t in recall.recent if t.id in recent],
                                budget_tokens=budget)
