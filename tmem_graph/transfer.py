@@ -18,6 +18,7 @@ from .model import (
     Turn,
     trigger_views_of_item,
     trigger_views_of_scene,
+    turn_passage,
 )
 from .store import Store, WriteLease, ft_scope
 from .triggers import HORIZON, SCENE
@@ -115,7 +116,8 @@ def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: d
     view_vec = [batch.add(v.text) for v in scene_views + item_views]
     in_scene = {t for s in memory.scenes for t in s.turn_ids}
     pending = [t for t in memory.turns if t.id not in in_scene]   # no scene holds them yet (docs/live.md)
-    turn_vec = [batch.add(t.text) for t in memory.turns] if turns_too else []
+    turn_vec = ([(batch.add(t.text), batch.add(turn_passage(t.speaker, t.text))) for t in memory.turns]
+                if turns_too else [])
     vectors = batch.encode(encoder, batch_size)
     chain_ids = ([chain_from] if chain_from else []) + [s.id for s in memory.scenes]
 
@@ -126,7 +128,8 @@ def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: d
 
     return {
         "turns": [{"id": t.id, "seq": off["turns"] + n, "speaker": t.speaker, "text": t.text, "time": t.time,
-                   "session": t.session, "embedding": vectors[turn_vec[n]]}
+                   "session": t.session, "embedding": vectors[turn_vec[n][0]],
+                   "passage_embedding": vectors[turn_vec[n][1]]}
                   for n, t in enumerate(memory.turns)] if turns_too else [],
         "pending": [{"id": t.id} for t in pending] if turns_too else [],
         "scenes": [{"id": s.id, "seq": off["scenes"] + n, "title": s.title, "summary": s.summary,

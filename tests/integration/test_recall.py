@@ -80,15 +80,16 @@ def test_descriptive_queries_work_with_every_trigger_off(memory):
     result = memory.recall(DESCRIPTIVE_QUERY, without=["entity_bridge", "scene_trigger", "horizon"])
     assert scene_ids(result)[0] == "td-s4"
     assert item_ids(result)[0] == "td-i6"
-    assert all(set(s.via) <= {"topic", "dialogue"} for s in result.scenes)
+    assert all(set(s.via) <= {"topic", "dialogue", "turn"} for s in result.scenes)  # descriptive channels only
     assert all(set(i.via) <= {"scene"} for i in result.items)
     full = memory.recall(DESCRIPTIVE_QUERY)
     assert scene_ids(full)[0] == "td-s4" and item_ids(full)[0] == "td-i6"
 
 
 def test_budgets_are_respected(memory, settings):
-    default = memory.recall("Bob and his running plans")
-    assert len(default.scenes) == 5 and len(default.items) == 15
+    default = memory.recall("Bob and his running plans", trace=True)
+    pool = len(default.trace["items"].pool)   # the chosen scenes' items and TrigRecall's
+    assert len(default.scenes) == 5 and len(default.items) == min(15, pool) and pool > 3
     small = memory.recall("Bob and his running plans", settings=settings.with_retrieval(k_scenes=2, k_items=3).retrieval)
     assert len(small.scenes) == 2 and len(small.items) == 3
     assert scene_ids(small) == scene_ids(default)[:2]  # same pool: a smaller budget takes the first places
@@ -206,3 +207,30 @@ def test_a_memory_owns_its_store_and_starts_no_threads(memory, settings):
     lent.close()
     assert not memory.store.closed  # a store passed in is the caller's
     assert scene_ids(memory.recall(DESCRIPTIVE_QUERY))[0] == "td-s4"
+
+
+TURN_QUERY = "Whose left knee starts aching after about ten kilometres?"  # one turn of td-s2
+
+
+def test_the_turn_channel_reaches_a_scene_by_its_best_turn_and_can_be_switched_off(memory):
+    full = memory.recall(TURN_QUERY)
+    hit = next(s for s in full.scenes if s.id == "td-s2")
+    assert "turn" in hit.via and hit.ranks["turn"] == 1 and hit.lane == "descriptive"
+    off = memory.recall(TURN_QUERY, without=["turns"])
+    assert all("turn" not in s.via and "turn" not in s.ranks for s in off.scenes)
+
+
+def test_a_memory_whose_turns_have_no_passage_embedding_recalls_without_the_channel(store, encoder, team_doc, new_id):
+    """Turns written before the turn channel have no passage embedding: the channel finds
+    nothing (no filtered search that can match nothing runs) and the lane falls back to the
+    scenes' descriptive vectors."""
+    team_doc["memory_id"] = new_id("noturn")
+    mem, _ = api.import_memory(team_doc, store=store, encoder=encoder)
+    try:
+        with store.session() as s:
+            s.run("MATCH (t:Turn {memory_id: $m}) REMOVE t.passage_embedding", m=team_doc["memory_id"]).consume()
+        got = mem.recall(TURN_QUERY)
+        assert got.scenes and all("turn" not in s.via and "turn" not in s.ranks for s in got.scenes)
+        assert "dense" in got.scenes[0].ranks
+    finally:
+        mem.drop()

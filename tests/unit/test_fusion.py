@@ -158,3 +158,20 @@ def test_lanes_scores_never_rise_down_the_list():
         scores = [score for _, score, _ in fused]
         assert scores == sorted(scores, reverse=True), cue
         assert len(fused) == 6
+
+
+def test_the_turn_channel_takes_the_place_of_the_dense_vector_in_the_descriptive_lane():
+    """A scene whose best turn matches (d9: last by its descriptive vector, unranked by BM25)
+    leads the descriptive lane once the turn channel ranks it; without the channel the lane is
+    BM25 and dense as before; the fusions before lanes ignore the channel."""
+    turn = [("d9", 0.9), ("d0", 0.5)]
+    cfg = RetrievalSettings(k_scenes=2, associative_share=0.0)
+    bm25 = [(d, v) for d, v in BM25 if d != "d9"]
+    with_turns = fuse_layer(bm25, DENSE, [], 2, cfg, passages=turn)
+    assert ids(with_turns) == ["d0", "d9"]   # RRF(bm25, turn): d0 in both lists, then d9 (turn's 1st)
+    assert ids(fuse_layer(bm25, DENSE, [], 2, cfg)) == ["d0", "d1"]
+    legacy = RetrievalSettings.legacy(k_scenes=2)
+    assert fuse_layer(bm25, DENSE, [], 2, legacy, passages=turn) == fuse_layer(bm25, DENSE, [], 2, legacy)
+    scenes = select_scenes(SceneCandidates(bm25=bm25, dense=DENSE, cue=[], cue_lists={}, via={d: ["topic"] for d, _ in DENSE},
+                                           turn=turn), cfg)
+    assert scenes[1].id == "d9" and scenes[1].ranks == {"dense": 11, "turn": 1}

@@ -27,7 +27,7 @@ from ..encode import Encoder, same_encoder
 from ..errors import EncoderMismatch, MemoryBusy, ValidationError
 from ..format import check_memory_id
 from ..llm.client import LLMClient
-from ..model import Turn
+from ..model import Turn, turn_passage
 from ..store import Store, ft_scope, new_version
 from . import stages
 from .inputs import InputTurn
@@ -52,7 +52,10 @@ def add_turns(store: Store, encoder: Encoder, memory_id: str, incoming: list[Inp
     if not incoming:
         raise ValidationError([f"memory {memory_id!r}: no turns to add"])
     store.require_schema(encoder.dim)
-    vectors = encoder.encode([t.text for t in incoming], batch_size=store.settings.encode_batch)
+    # each turn's text (the packer ranks a scene's turns by it) and its passage (the turn channel's)
+    texts = [t.text for t in incoming] + [turn_passage(t.speaker, t.text) for t in incoming]
+    encoded = encoder.encode(texts, batch_size=store.settings.encode_batch)
+    vectors = list(zip(encoded[:len(incoming)], encoded[len(incoming):]))
     for _ in range(3):
         try:
             return _add(store, encoder, memory_id, incoming, vectors)
@@ -67,7 +70,7 @@ class _Vanished(Exception):
 
 
 def _add(store: Store, encoder: Encoder, memory_id: str, incoming: list[InputTurn],
-         vectors: list[list[float]]) -> AddReport:
+         vectors: list[tuple[list[float], list[float]]]) -> AddReport:
     report = AddReport(memory_id)
     with store.transaction() as tx:
         head = store.tx_run(tx, "live/memory_lock", memory_id=memory_id, encoder=encoder.name, dim=encoder.dim,
@@ -105,7 +108,7 @@ def _add(store: Store, encoder: Encoder, memory_id: str, incoming: list[InputTur
     return report
 
 
-def _rows(incoming: list[InputTurn], vectors: list[list[float]], seq: int, stored: set[str],
+def _rows(incoming: list[InputTurn], vectors: list[tuple[list[float], list[float]]], seq: int, stored: set[str],
           held: set[int]) -> tuple[list[dict], list[str]]:
     """The rows of the turns to write (not held already: the same id in the memory, or without
     an id the same speaker, time and text in the memory or earlier in this add), from seq on,
@@ -128,7 +131,7 @@ def _rows(incoming: list[InputTurn], vectors: list[list[float]], seq: int, store
             made.append(tid)
         taken.add(tid)
         rows.append({"id": tid, "seq": seq + len(rows), "speaker": t.speaker, "text": t.text, "time": t.time,
-                     "session": t.session, "embedding": vectors[n]})
+                     "session": t.session, "embedding": vectors[n][0], "passage_embedding": vectors[n][1]})
     return rows, made
 
 

@@ -140,6 +140,7 @@ class Cascade:
                 "item_lucene": lexical(items_on, "item", ITEM_FIELDS),
                 "recent_lucene": lexical(recent_on, "recent", TURN_FIELDS), "recent": recent_on,
                 "topics": topics_on, "scene_dense": scenes_on and not topics_on, "dialogue": scenes_on,
+                "turns": scenes_on and "turns" not in off,
                 "item_dense": items_on and (not scenes_on or cfg.item_search > 0), "persona": "persona" not in off,
                 "families": families, **limits}
 
@@ -213,6 +214,9 @@ class Cascade:
             if fam.ablation not in off:  # a family switched off is no channel at all
                 cue_lists[fam.channel] = ranking(first, fam.channel)
         cue = scene_cue(cue_lists, cfg, via)
+        turn = ranking(first, "turn")
+        for key, _ in turn[:cfg.cue_top]:  # a scene whose turn is among the nearest joins the pool
+            via.setdefault(key, []).append("turn")
         cosine = dict(ranking(first, "scene_cosine"))
         pool = [s for s in {**by_topic, **dict.fromkeys(via)} if s in cosine]
         for s in pool:
@@ -221,7 +225,8 @@ class Cascade:
         dense = sorted(((s, cosine[s]) for s in pool), key=lambda pair: (-pair[1], pair[0]))
         members = set(pool)
         return SceneCandidates(bm25=[(s, v) for s, v in ranking(first, "scene_bm25") if s in members],
-                               dense=dense, cue=cue, cue_lists=cue_lists, via=via)
+                               dense=dense, cue=cue, cue_lists=cue_lists, via=via,
+                               turn=[(s, v) for s, v in turn if s in members])
 
     @staticmethod
     def _item_candidates(first: dict, rows: list[dict], trigger, via) -> ItemCandidates:

@@ -10,8 +10,9 @@ from ..triggers import HORIZON, ITEM, SCENE
 ABLATIONS = ("scene_layer", "item_channel", ITEM.ablation, "persona", "topic_filter",
              SCENE.ablation, HORIZON.ablation)
 # every component `without` accepts: the paper's ablations, then the live path's `recent`
-# channel (the turns no scene holds yet), which the evaluation tables leave out
-COMPONENTS = ABLATIONS + ("recent",)
+# channel (the turns no scene holds yet) and the `turns` channel (scenes ranked by their best
+# turn), which are not the paper's
+COMPONENTS = ABLATIONS + ("recent", "turns")
 
 
 @dataclass

@@ -41,6 +41,7 @@ class SceneCandidates:
     cue: Scored                       # SceneCue order over every scene its channels found
     cue_lists: dict[str, Scored]      # dialogue, scene_trigger, horizon (best view per scene)
     via: dict[str, list[str]]
+    turn: Scored = field(default_factory=list)   # pool scenes by their best turn (empty: channel off)
 
     @property
     def pool(self) -> list[str]:
@@ -110,10 +111,13 @@ def trig_recall(views: list[dict], cfg: RetrievalSettings, via: dict[str, list[s
 
 
 def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
-               cfg: RetrievalSettings) -> list[tuple[str, float, str | None]]:
+               cfg: RetrievalSettings, passages: Scored = ()) -> list[tuple[str, float, str | None]]:
     """The final fusion of one layer with the strategy `cfg.fusion` (see fuse.py): the pool is
     `dense` (every candidate has a cosine); `lexical` and `associative` rank parts of it.
-    Returns the top `k` as (id, score, lane), lane None unless the fusion is "lanes"."""
+    `passages` ranks candidates by their best part (scenes by their best turn): with "lanes" it
+    takes the place of `dense` in the descriptive lane when it ranks anything (docs/retrieval.md,
+    "The turn channel"); the other fusions ignore it. Returns the top `k` as (id, score, lane),
+    lane None unless the fusion is "lanes"."""
     pool = _ids(dense)
     lists = {"bm25": _ids(lexical), "dense": pool}
     if cfg.cue_in_fusion and associative:
@@ -126,8 +130,9 @@ def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
         norm = {"bm25": normalise(lexical, floor=0.0), "dense": normalise(dense),
                 "cue": normalise(associative) if "cue" in lists else {}}
         return [(key, score, None) for key, score in score_fusion(norm, pool)[:k]]
-    if cfg.fusion == "lanes":  # RRF of bm25 and dense is the descriptive lane
-        descriptive = _ids(rrf({"bm25": lists["bm25"], "dense": pool}, cfg.k0))
+    if cfg.fusion == "lanes":  # RRF of bm25 and the best turn (or the dense vector) is the descriptive lane
+        nearest = {"turn": _ids(passages)} if passages else {"dense": pool}
+        descriptive = _ids(rrf({"bm25": lists["bm25"], **nearest}, cfg.k0))
         taken = {"descriptive": 0, "associative": 0}
         out = []
         for key, lane in lanes(descriptive, lists.get("cue", []), k, cfg.associative_share):
@@ -141,9 +146,9 @@ def select_scenes(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledSc
     """The top k_scenes of the pool by the final fusion, each with `via` and its ranks."""
     pool = set(c.pool)
     cue = [(s, v) for s, v in c.cue[:cfg.cue_top] if s in pool]
-    fused = fuse_layer(c.bm25, c.dense, cue, cfg.k_scenes, cfg)
+    fused = fuse_layer(c.bm25, c.dense, cue, cfg.k_scenes, cfg, passages=c.turn)
     rankings = {**{n: _ids(r) for n, r in c.cue_lists.items()},
-                "bm25": _ids(c.bm25), "dense": _ids(c.dense), "cue": _ids(cue)}
+                "bm25": _ids(c.bm25), "dense": _ids(c.dense), "turn": _ids(c.turn), "cue": _ids(cue)}
     return [RecalledScene(id=s, title=None, time=None, score=score, via=c.via[s],
                           ranks=ranks_of(s, {n: r for n, r in rankings.items() if r}), turns=[], lane=lane)
             for s, score, lane in fused]

@@ -24,14 +24,17 @@ from .queries import names, query
 
 WRITE_BATCH = 500
 VECTOR_INDEXES = ("topic_embedding", "scene_embedding", "scene_dialogue_embedding",
-                  "item_embedding", "trigger_embedding")
+                  "item_embedding", "trigger_embedding", "turn_embedding")
 # what `tmem db check --repair` rebuilds, and the query that drops each (schema apply re-creates it)
 REPAIRABLE_INDEXES = {"topic_embedding": "repair/drop_topic_embedding",
                       "scene_embedding": "repair/drop_scene_embedding",
                       "scene_dialogue_embedding": "repair/drop_scene_dialogue_embedding",
                       "item_embedding": "repair/drop_item_embedding",
-                      "trigger_embedding": "repair/drop_trigger_embedding", "text_search": "repair/drop_text_search",
+                      "trigger_embedding": "repair/drop_trigger_embedding",
+                      "turn_embedding": "repair/drop_turn_embedding", "text_search": "repair/drop_text_search",
                       "turn_search": "repair/drop_turn_search"}
+# the indexes a recall's queries name that a schema of an older version may lack
+RECALL_INDEXES = ("text_search", "turn_search", "turn_embedding")
 DELETE_QUERIES = ("store/delete_triggers", "store/delete_items", "store/delete_topics",
                   "store/delete_scenes", "store/delete_turns", "store/delete_personas",
                   "store/delete_memory")
@@ -205,6 +208,7 @@ class Store:
             ("scene_dialogue_embedding", "retrieve/scenes_dialogue_dense", {}, "Scene"),
             ("item_embedding", "retrieve/items_dense", {}, "Item"),
             ("trigger_embedding", "retrieve/triggers_dense", {"family": "scene"}, "Trigger"),
+            ("turn_embedding", "retrieve/turns_dense", {}, "Turn"),
             ("text_search", "retrieve/fulltext", {"lucene": "+ft_scope:probe"}, None),
             ("turn_search", "live/turns_fulltext", {"lucene": "+ft_scope:probe"}, None),
         ]}
@@ -247,17 +251,18 @@ class Store:
                 if r["name"] in VECTOR_INDEXES and r["dimensions"] is not None}
 
     def require_recall_indexes(self) -> None:
-        """Raise SchemaError unless the full-text indexes recall queries exist (checked once per
-        Store): a database set up by an older version lacks `turn_search` until `tmem schema
-        apply`, and Neo4j's own error for a missing index inside a query is an internal one."""
-        if "turn_search" in self._indexes_seen:
+        """Raise SchemaError unless the indexes recall queries name exist (checked once per
+        Store): a database set up by an older version lacks `turn_search` (the live path) or
+        `turn_embedding` (the turn channel) until `tmem schema apply`, and Neo4j's own error for
+        a missing index inside a query is an internal one."""
+        if "recall" in self._indexes_seen:
             return
         names = {r["name"] for r in self.run("store/indexes")}
-        missing = [n for n in ("text_search", "turn_search") if n not in names]
+        missing = [n for n in RECALL_INDEXES if n not in names]
         if missing:
             raise SchemaError(f"the database has no index {', '.join(missing)} (its schema is older than this "
                               "version of tmem-graph, or was never applied); run `tmem schema apply`")
-        self._indexes_seen.add("turn_search")
+        self._indexes_seen.add("recall")
 
     def require_schema(self, dimensions: int) -> None:
         """Raise unless every vector index exists with this dimension."""
@@ -266,7 +271,7 @@ class Store:
         if not missing and "turn_search" not in {r["name"] for r in self.run("store/indexes")}:
             missing = ["turn_search"]  # a schema applied before the live path
         if not missing:
-            self._indexes_seen.add("turn_search")
+            self._indexes_seen.add("recall")
         if missing:
             raise SchemaError(f"the database has no tmem schema (missing {', '.join(missing)}); "
                             "run `tmem schema apply` first")
