@@ -7,6 +7,9 @@ baselines over turns at each question's packed token count, on one LoCoMo memory
         --budgets 500 1000 2000 4000 --out docs/img/budget-conv26-local.png --json eval-out/budget.json
 
 Also the unpacked default (kS = 5 whole scenes, kI = 15 items) as one more point, for reference.
+Every system runs without the `recent` channel and the baselines index only the turns some
+scene holds: a fixture exported between a session's add and its build holds that session's
+turns pending, which are not part of the sessions built (a finished build has none).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from tmem_graph.evaluate import data as ev, runner  # noqa: E402
 from tmem_graph.retrieve.presets import ABLATION_SETS  # noqa: E402
 from tmem_graph.store import Store  # noqa: E402
 
-MAIN = ("full", "w/o item_channel", "w/o scene_layer", "w/o all triggers")
+MAIN = ("full", "w/o item_channel", "w/o scene_layer", "w/o all triggers", "w/o turns")
 BASELINES = ("bm25", "dense", "hybrid")
 
 
@@ -40,16 +43,18 @@ def main() -> None:
 
     sample = next(s for s in ev.load(ev.data_dir() / "locomo10.json") if s["sample_id"] == args.sample)
     qas = [q for q in ev.locomo_qas(sample, ev.EvidenceRepairs()) if ev.within_sessions(q.evidence, args.sessions)]
-    systems = [s for s in ABLATION_SETS if s[0] in MAIN]
+    systems = [(name, without + ("recent",)) for name, without in ABLATION_SETS + [("w/o turns", ("turns",))]
+               if name in MAIN]
     results: dict[str, dict] = {}
     for budget in [None] + args.budgets:
         store = Store(Settings.from_env().with_retrieval(budget_tokens=budget))
         memory = api.Memory(args.memory, store=store)
-        ctx = runner.Context.of(memory, memory.encoder.count_tokens)
+        ctx = runner.Context.of(memory, memory.encoder.count_tokens, built_only=True)
         summary = runner.evaluate_locomo(ctx, qas, systems)["summary"]
         store.close()
         key = "default" if budget is None else str(budget)
-        results[key] = {name: {k: row[k] for k in ("overall", "answer_coverage", "tokens_median", "temporal")}
+        results[key] = {name: {k: row[k] for k in ("overall", "answer_coverage", "answer_coverage_non_temporal",
+                                                   "tokens_median", "temporal")}
                         for name, row in summary.items()}
         print(key, json.dumps({n: [round(r["overall"], 3), round(r["answer_coverage"] or 0, 3), r["tokens_median"]]
                                for n, r in results[key].items()}), flush=True)
