@@ -215,8 +215,10 @@ class Cascade:
                 cue_lists[fam.channel] = ranking(first, fam.channel)
         cue = scene_cue(cue_lists, cfg, via)
         turn = ranking(first, "turn")
-        for key, _ in turn[:cfg.cue_top]:  # a scene whose turn is among the nearest joins the pool
-            via.setdefault(key, []).append("turn")
+        for key, _ in turn[:cfg.cue_top]:  # a scene whose turn is among the nearest joins the pool,
+            channels = via.setdefault(key, [])   # credited as a match of its dialogue (shared/spec/cli.md)
+            if "dialogue" not in channels:
+                channels.append("dialogue")
         cosine = dict(ranking(first, "scene_cosine"))
         pool = [s for s in {**by_topic, **dict.fromkeys(via)} if s in cosine]
         for s in pool:
