@@ -5,7 +5,7 @@
 // (the chosen turns that no scene holds yet, in order).
 // Columns: scenes ([{id, title, summary, narrative, time, turns: [{id, speaker, text, time, n, score}]}]:
 // n the turn's place in its scene, score its cosine with the query mapped to [0, 1] or null),
-// in the order of $scene_ids), items ([{id, by_scene, kind, text, time, scene_ids, score}]: the
+// in the order of $scene_ids), items ([{id, by_scene, kind, text, time, turn_ids, scene_ids, score}]: the
 // selected scenes' items ∪ $item_ids, exact cosine mapped to [0, 1], best first, equal scores by id),
 // recent ([{id, speaker, text, time, seq}] of $recent_ids still pending, in order), then exists,
 // version, committing, host, pid as in retrieve/rankings.
@@ -36,6 +36,7 @@ CALL () {
   WITH i, by_scene, vector.similarity.cosine(i.embedding, $vector) AS score
   ORDER BY score DESC, i.id
   RETURN collect({id: i.id, by_scene: by_scene, kind: i.kind, text: i.text, time: i.time, score: score,
+                  turn_ids: coalesce(i.turn_ids, []),
                   scene_ids: COLLECT { MATCH (s:Scene)-[h:HAS_ITEM]->(i) WITH s, h ORDER BY h.order RETURN s.id }}) AS items
 }
 CALL () {

@@ -64,3 +64,11 @@ def test_later_passes_add_each_scenes_next_best_turns_and_a_large_budget_takes_e
 def test_what_does_not_fit_is_not_in_the_recall():
     packed = packer.pack(recall(), 30, count, ["Ana", "Ben"])
     assert len(packed.scenes) <= 1 and len(packed.items) < 6
+
+
+def test_an_item_whose_source_turns_are_handed_over_already_is_left_out():
+    r = recall()
+    r.items[0].turn_ids = ["s1:6", "s1:7"]        # inside s1's first piece (s1:6..s1:8)
+    r.items[1].turn_ids = ["s1:7", "s3:5"]        # s3:5 is not handed over with it
+    packed = packer.pack(r, 200, count, ["Ana", "Ben"])
+    assert [i.id for i in packed.items] == ["i1", "i2", "i3", "i4", "i5"]   # i0 left out, i1 and the rest kept

@@ -7,10 +7,11 @@ both sides, under its title and time (no summary: a summary costs as much as two
 repeats them in other words, measured in docs/evaluation.md). The first pass takes, in rank
 order, each scene's best turn with its window interleaved with the items in proportion (the
 items' count over the scenes', after each scene; the rest after the last) and, after the
-first scene, the recent turns; later passes add each scene's next best turn, scene by scene
-in rank order, until nothing more fits. What is not handed over is dropped from the recall,
-so `scenes`, `items`, `via` and ranks describe exactly the evidence the answer model reads;
-every packed scene is marked `excerpt`. Pure: a recall and a token counter in, a recall out.
+first scene, the recent turns; an item whose source turns (`turn_ids`) are all handed over
+already is left out, the turns saying it in their own words. Later passes add each scene's
+next best turn, scene by scene in rank order, until nothing more fits. What is not handed
+over is dropped from the recall, so `scenes`, `items`, `via` and ranks describe exactly the
+evidence the answer model reads; every packed scene is marked `excerpt`. Pure: a recall and a token counter in, a recall out.
 """
 
 from __future__ import annotations
@@ -105,7 +106,10 @@ def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: lis
         if r < len(scenes):
             packer.open(scenes[r])
         batch, waiting = (waiting[:per], waiting[per:]) if r < len(scenes) - 1 else (waiting, [])
+        handed = {st.scene.turns[n]["id"] for st in scenes for n in st.chosen}
         for item in batch:
+            if item.turn_ids and set(item.turn_ids) <= handed:
+                continue  # its source turns are handed over already, in their own words
             if packer.take(ITEMS_HEADING, [item_line(len(items) + 1, item)]):
                 items.append(item)
         if r == 0:

@@ -41,6 +41,7 @@ class RecalledItem:
     ranks: dict[str, int]
     time: str | None = None
     lane: str | None = None
+    turn_ids: list[str] = field(default_factory=list)   # the turns it was distilled from ([]: unknown)
 
 
 @dataclass

@@ -168,7 +168,7 @@ def select_items(c: ItemCandidates, cfg: RetrievalSettings) -> list[RecalledItem
         out.append(RecalledItem(id=i, text=row["text"], kind=row["kind"], scene_ids=row["scene_ids"],
                                 score=score, via=c.via[i],
                                 ranks=ranks_of(i, {n: r for n, r in rankings.items() if r}),
-                                time=row["time"], lane=lane))
+                                time=row["time"], lane=lane, turn_ids=list(row.get("turn_ids") or [])))
     return out
 
 
