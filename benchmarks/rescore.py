@@ -78,16 +78,16 @@ def headline(done: dict) -> list[str]:
              f"{c['sessions_without_items'] or 'none'}, topics {c['topics']} (largest share "
              f"{c['largest_topic_share']}), persona supported {c['persona_supported']}, trigger copies "
              f"{c['trigger_copies']['forward']}", "",
-             "| budget | full: recall / coverage | best flat: recall / coverage | lead, points |", "|---|---|---|---|"]
+             "| budget | full: recall / coverage / coverage w/o temporal | best flat: the same | lead, points |",
+             "|---|---|---|---|"]
+    metrics = ("overall", "answer_coverage", "answer_coverage_non_temporal")
     for budget, row in json.loads((where / "budget.json").read_text())["results"].items():
         flat = {k: v for k, v in row.items() if k in ("bm25", "dense", "hybrid")}
-        best_r = max(flat, key=lambda k: flat[k]["overall"])
-        best_c = max(flat, key=lambda k: flat[k]["answer_coverage"])
+        best = {m: max(flat, key=lambda k, m=m: flat[k][m] or 0) for m in metrics}
         full = row["full"]
-        lines.append(f"| {budget} | {full['overall']:.3f} / {full['answer_coverage']:.3f} | "
-                     f"{flat[best_r]['overall']:.3f} ({best_r}) / {flat[best_c]['answer_coverage']:.3f} ({best_c}) | "
-                     f"{100 * (full['overall'] - flat[best_r]['overall']):+.1f} / "
-                     f"{100 * (full['answer_coverage'] - flat[best_c]['answer_coverage']):+.1f} |")
+        lines.append(f"| {budget} | " + " / ".join(f"{full[m] or 0:.3f}" for m in metrics) + " | "
+                     + " / ".join(f"{flat[best[m]][m] or 0:.3f} ({best[m]})" for m in metrics) + " | "
+                     + " / ".join(f"{100 * ((full[m] or 0) - (flat[best[m]][m] or 0)):+.1f}" for m in metrics) + " |")
     plus = where / "locomo_plus.json"
     if plus.is_file():
         summary = json.loads(plus.read_text())["summary"]
