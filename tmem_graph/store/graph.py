@@ -33,6 +33,8 @@ REPAIRABLE_INDEXES = {"topic_embedding": "repair/drop_topic_embedding",
                       "trigger_embedding": "repair/drop_trigger_embedding",
                       "turn_embedding": "repair/drop_turn_embedding", "text_search": "repair/drop_text_search",
                       "turn_search": "repair/drop_turn_search"}
+# the property a node must have for `check_indexes` to probe an index in its memory, where not every node has it
+PROBE_PROPERTY = {"turn_embedding": "passage_embedding"}
 # the indexes a recall's queries name that a schema of an older version may lack
 RECALL_INDEXES = ("text_search", "turn_search", "turn_embedding")
 DELETE_QUERIES = ("store/delete_triggers", "store/delete_items", "store/delete_topics",
@@ -224,7 +226,8 @@ class Store:
                 query_name, params, label = probes[name]
                 # a vector search is probed in a memory it can find something in (an empty
                 # database has nothing to search: the probe then only plans the query)
-                found = self.run("store/probe_memory", label=label, family=params.get("family")) if label else []
+                found = self.run("store/probe_memory", label=label, family=params.get("family"),
+                                 property=PROBE_PROPERTY.get(name)) if label else []
                 memory = found[0]["memory_id"] if found else "probe"
                 try:
                     with self.session() as s:
