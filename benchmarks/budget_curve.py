@@ -53,7 +53,8 @@ def main() -> None:
         summary = runner.evaluate_locomo(ctx, qas, systems)["summary"]
         store.close()
         key = "default" if budget is None else str(budget)
-        results[key] = {name: {k: row[k] for k in ("overall", "answer_coverage", "answer_coverage_non_temporal",
+        results[key] = {name: {k: row[k] for k in ("overall", "overall_raw_turns", "answer_coverage",
+                                                   "answer_coverage_non_temporal",
                                                    "tokens_median", "temporal")}
                         for name, row in summary.items()}
         print(key, json.dumps({n: [round(r["overall"], 3), round(r["answer_coverage"] or 0, 3), r["tokens_median"]]

@@ -88,8 +88,10 @@ def evaluate_locomo(ctx: Context, qas: list[QA], systems: Iterable[tuple[str, tu
             whole = ctx.count(format_evidence(recall, ctx.speakers))
             evidence = ctx.count(format_evidence(dataclasses.replace(recall, persona=[]), ctx.speakers))
             got = ctx.evidence_turns(recall)
+            raw = {t["id"] for s in recall.scenes for t in s.turns} | {t.id for t in recall.recent}
             tokens = whole if budget_of == "context" else evidence
             row["systems"][name] = {"recall": len(gold & got) / len(gold), "tokens": tokens,
+                                    "recall_raw_turns": len(gold & raw) / len(gold),
                                     "persona_tokens": whole - evidence,
                                     "answer_coverage": answer_coverage(qa.answer, format_evidence(
                                         dataclasses.replace(recall, persona=[]), ctx.speakers))}
@@ -99,6 +101,7 @@ def evaluate_locomo(ctx: Context, qas: list[QA], systems: Iterable[tuple[str, tu
             for name, ranking in ctx.flat.rankings(qa.question).items():
                 chosen = cut_at_budget(ranking, lambda t: ctx.count(ctx.turn_text[t]), budget or 0)
                 row["systems"][name] = {"recall": len(gold & set(chosen)) / len(gold),
+                                        "recall_raw_turns": len(gold & set(chosen)) / len(gold),
                                         "tokens": sum(ctx.count(ctx.turn_text[t]) for t in chosen),
                                         "persona_tokens": 0, "answer_coverage": answer_coverage(
                                             qa.answer, "\n".join(ctx.turn_text[t] for t in chosen))}
@@ -131,6 +134,9 @@ def summarise(rows: list[dict]) -> dict:
                   and r["systems"][name].get("answer_coverage") is not None]
         out[name] = {**{k: _mean(v) for k, v in per.items()},
                      "overall": _mean([r["systems"][name]["recall"] for r in rows]),
+                     # the evidence turns handed over in their own words, items not credited
+                     "overall_raw_turns": _mean([r["systems"][name].get("recall_raw_turns", r["systems"][name]["recall"])
+                                                 for r in rows]),
                      "answer_coverage": _mean(coverage),
                      # without the temporal questions: their gold answers name days in words, which
                      # the cascade's evidence writes and the flat baselines' turns do not carry
