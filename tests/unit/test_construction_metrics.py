@@ -42,7 +42,7 @@ def memory(turn_ids_known: bool = True) -> MemoryDoc:
              Item("i3", "atomic", "the cue item", ["s3"], turn_ids=["C1"])]
     topics = [Topic("t1", ["s1", "s2"], "Ana and Ben"), Topic("t2", ["s2"], "Clara"), Topic("t3", ["s3"], "cue")]
     personas = [Persona("Ana", "Ana booked a cooking class in Porto. Ana is a 28-year-old software engineer."),
-                Persona("Ben", "Ben's sister Clara moves in with him.")]
+                Persona("Ben", "Ben's sister Clara moves in with him. My sister Clara moves in with me in May.")]
     return MemoryDoc("m", ["Ana", "Ben"], turns, scenes, topics, items, personas)
 
 
@@ -60,7 +60,9 @@ def test_every_metric_on_a_hand_made_memory():
     assert got["scenes_in_several_topics"] == 0.5
     assert got["scene_turns"] == {"mean": 2.5, "median": 2.5, "min": 2, "max": 3, "at_most_5": 1.0}
     # the invented age and job has no turn behind it
-    assert (got["persona_statements"], got["persona_supported"]) == (3, 0.667)
+    assert (got["persona_statements"], got["persona_supported"]) == (4, 0.75)
+    # the line of the dialogue copied into Ben's persona: supported word for word, in his voice
+    assert got["persona_dialogue_voice"] == 0.25
     # the first bridge and s2's projection restate their hosts; the goal arc does not
     assert got["trigger_copies"]["bridge"] == 0.5 and got["trigger_copies"]["horizon"] == 0.5
     assert got["trigger_copies"]["forward"] == 0.5 and got["trigger_copies"]["scene"] == 1.0

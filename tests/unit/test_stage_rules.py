@@ -228,6 +228,28 @@ def test_persona_statements_are_kept_only_when_a_cited_turn_supports_them():
                     "Caroline is kind to her friends.", "Caroline dreams of having a family!"]
 
 
+def test_persona_sentences_in_the_dialogue_s_voice_are_dropped():
+    # lines the 1.5B model copied verbatim into Caroline's persona (conv26-full, sessions 1-8),
+    # each supported word for word by the turn it copies
+    from tmem_graph.construct import checks
+    from tmem_graph.encode import get_encoder
+    from tmem_graph.llm.prompts.persona import PersonaStatement as S
+
+    copied = ["What's a favorite book you remember from your childhood?", "Your drive to help is awesome!",
+              "I'm still looking into counseling and mental health jobs.",
+              "It's important to me that people have someone to talk to, and I want to help make that happen."]
+    assert all(checks.in_dialogue_voice(line) for line in copied)
+    assert not any(checks.in_dialogue_voice(line) for line in [
+        "Caroline loved reading.", "Caroline moved to the US from Sweden.", "Melanie's kids like dinosaurs.",
+        "Caroline is looking into counseling jobs, which matter to her."])
+    window = [Turn(f"D8:{n}", "Caroline", line, None, 8) for n, line in enumerate(copied, 1)]
+    window.append(Turn("D8:9", "Caroline", "I'm still looking into counseling and mental health jobs for kids.", None, 8))
+    reply = [S(text=" ".join(copied), turns=[]),
+             S(text="Caroline is looking into counseling and mental health jobs.", turns=[3])]
+    kept = stages.persona_statements(reply, None, window, get_encoder("fake:256"), ["Caroline", "Melanie"])
+    assert kept == ["Caroline is looking into counseling and mental health jobs."]
+
+
 def scene_reply(**horizon):
     return {"situation": "Two friends plan a trip", "object": "a cooking class", "event": "a booking",
             "emotion": "excitement", "horizon": horizon}

@@ -52,6 +52,20 @@ def copies(text: str | None, host: str | None, threshold: float = COPY_SHARE) ->
     return bool(content_words(text)) and share_in(text, host) >= threshold
 
 
+# first- and second-person words: a persona sentence holding one is a line of the dialogue
+FIRST_SECOND_PERSON = re.compile(r"(?<![\w'’])(?:i|i['’](?:m|ve|d|ll)|me|my|mine|myself|you|you['’](?:re|ve|d|ll)|"
+                                 r"your|yours|yourself|yourselves|we|we['’](?:re|ve|d|ll)|our|ours|ourselves|us)(?![\w'’])",
+                                 re.IGNORECASE)
+
+
+def in_dialogue_voice(text: str) -> bool:
+    """Whether a sentence reads as a line of the conversation rather than a statement about a
+    speaker: a question, or words in the first or second person ("I'm still looking into
+    counseling jobs.", "Your drive to help is awesome!"). The 1.5B model copies such lines into
+    a persona verbatim, where a turn that says them supports them word for word."""
+    return text.rstrip().endswith("?") or bool(FIRST_SECOND_PERSON.search(re.sub(r"\bUS\b", "", text)))
+
+
 SUPPORT_COSINE = 0.65  # a turn this close to a statement about its speaker supports it
 SUPPORT_SHARE = 0.6    # ... as does a turn holding this share of the statement's content words
 

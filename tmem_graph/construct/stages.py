@@ -383,7 +383,8 @@ def persona_statements(statements, current: str | None, window: list[Turn], enco
     cite none, or the wrong ones), or else when the current profile already holds it
     (KEPT_SHARE of its words). Invented facts (an age, a job, a hobby nobody mentioned) have no
     turn behind them. A sentence of fewer than two content words (names aside) says nothing
-    and is dropped."""
+    and is dropped, and so is one in the dialogue's voice (`checks.in_dialogue_voice`: a
+    question, or in the first or second person), a line copied from the conversation."""
     sentences = [text for st in statements for text in split_sentences(st.text)]
     if not sentences:
         return []
@@ -394,6 +395,8 @@ def persona_statements(statements, current: str | None, window: list[Turn], enco
     for text, vector in zip(sentences, vectors):
         if text.lower() in (o.lower() for o in out) or len(checks.content_words(text) - name_words) < 2:
             continue  # a repeat, or a fragment of a cut reply ("They have a shared.")
+        if checks.in_dialogue_voice(text):
+            continue  # a line of the dialogue ("What's your plan to pitch in?"), not a statement
         cos = [_dot(vector, tv) for tv in turn_vectors]
         supported = [n for n in range(len(window)) if checks.supports(text, window[n].text, cos[n], names)]
         if supported or (current and checks.share_in(text, current) >= KEPT_SHARE):

@@ -13,7 +13,9 @@ against LoCoMo's own references (`observation`: per session and speaker, facts w
 - scene lengths (turns per scene);
 - persona statements (the personas' sentences) supported by a turn of the memory, the
   speaker's or another's ("congratulations on the adoption, Caroline")
-  (`construct.checks.supports`: the turn is close to the statement, or holds most of its words);
+  (`construct.checks.supports`: the turn is close to the statement, or holds most of its words),
+  and the share in the dialogue's voice (`construct.checks.in_dialogue_voice`: questions and
+  first- or second-person lines, copied from a turn and so "supported" word for word);
 - trigger copies: Bridge and Horizon views whose content words are mostly their host's
   (`construct.checks.copies`: the item's text for a Bridge, the scene's title, summary and
   narrative for a Horizon projection); these two name a future situation, so a copy fails
@@ -32,7 +34,7 @@ import re
 import statistics
 from dataclasses import dataclass
 
-from ..construct.checks import content_words, copies, supports
+from ..construct.checks import content_words, copies, in_dialogue_voice, supports
 from ..encode import Encoder
 from ..model import MemoryDoc
 from ..triggers import HORIZON, SCENE
@@ -152,6 +154,8 @@ def measure(doc: MemoryDoc, sample: dict, sessions: int | None, encoder: Encoder
         supported += any(supports(text, t.text, c, speakers) for c, t in zip(row, every))
     out["persona_statements"] = len(statements)
     out["persona_supported"] = _share(supported, len(statements))
+    # lines of the dialogue copied into a persona: supported word for word, saying nothing about the speaker
+    out["persona_dialogue_voice"] = _share(sum(in_dialogue_voice(text) for _, text in statements), len(statements))
 
     # trigger copies
     scene_text = {s.id: " ".join(filter(None, (s.title, s.summary, s.narrative))) for s in scenes}
@@ -183,7 +187,8 @@ ROWS = [("observation coverage", "observation_coverage"),
         ("topics per 10 scenes", "topics_per_10_scenes"), ("largest topic's share of scenes", "largest_topic_share"),
         ("scenes in several topics", "scenes_in_several_topics"), ("scenes", "scenes"),
         ("turns per scene (mean)", ("scene_turns", "mean")), ("persona statements", "persona_statements"),
-        ("persona statements supported", "persona_supported"), ("trigger copies (Bridge and Horizon)", ("trigger_copies", "forward")),
+        ("persona statements supported", "persona_supported"),
+        ("persona statements in the dialogue's voice (questions, I/you)", "persona_dialogue_voice"), ("trigger copies (Bridge and Horizon)", ("trigger_copies", "forward")),
         ("  Bridge", ("trigger_copies", "bridge")), ("  Horizon", ("trigger_copies", HORIZON.key)),
         ("  Scene attributes (describe by design)", ("trigger_copies", SCENE.key)), ("items", "items"),
         ("items without turn_ids (scene turns used)", "items_without_turn_ids"), ("observations", "observations")]
