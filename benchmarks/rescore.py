@@ -83,11 +83,12 @@ def headline(done: dict) -> list[str]:
     metrics = ("overall", "answer_coverage", "answer_coverage_non_temporal")
     for budget, row in json.loads((where / "budget.json").read_text())["results"].items():
         flat = {k: v for k, v in row.items() if k in ("bm25", "dense", "hybrid")}
-        best = {m: max(flat, key=lambda k, m=m: flat[k][m] or 0) for m in metrics}
+        best = {m: max(flat, key=lambda k, m=m: flat[k].get(m) or 0) for m in metrics}
         full = row["full"]
-        lines.append(f"| {budget} | " + " / ".join(f"{full[m] or 0:.3f}" for m in metrics) + " | "
-                     + " / ".join(f"{flat[best[m]][m] or 0:.3f} ({best[m]})" for m in metrics) + " | "
-                     + " / ".join(f"{100 * ((full[m] or 0) - (flat[best[m]][m] or 0)):+.1f}" for m in metrics) + " |")
+        lines.append(f"| {budget} | " + " / ".join(f"{full.get(m) or 0:.3f}" for m in metrics) + " | "
+                     + " / ".join(f"{flat[best[m]].get(m) or 0:.3f} ({best[m]})" for m in metrics) + " | "
+                     + " / ".join(f"{100 * ((full.get(m) or 0) - (flat[best[m]].get(m) or 0)):+.1f}"
+                                  for m in metrics) + " |")
     plus = where / "locomo_plus.json"
     if plus.is_file():
         summary = json.loads(plus.read_text())["summary"]

@@ -75,6 +75,15 @@ def test_the_two_query_cascade_equals_the_stepwise_one(store, encoder, memories,
                     differ.append((ablation, query))
         assert compared == len(queries(name)) * len(SETS)
         assert differ == [], f"{len(differ)} of {compared} recalls differ, e.g. {differ[:3]}"
+        # flat item search joining the pool (off by default) agrees too
+        wide = store.settings.retrieval.__class__(item_search=15)
+        wide_new, wide_old = Cascade(store, wide), StepwiseCascade(store, wide)
+        try:
+            for query, speaker in queries(name)[:3]:
+                args = (memories[name], query, encoder.encode([query])[0], speaker, ())
+                assert comparable(wide_new.recall(*args)) == comparable(wide_old.recall(*args)), query
+        finally:
+            wide_old.close()
     finally:
         old.close()
 

@@ -175,3 +175,10 @@ def test_the_turn_channel_takes_the_place_of_the_dense_vector_in_the_descriptive
     scenes = select_scenes(SceneCandidates(bm25=bm25, dense=DENSE, cue=[], cue_lists={}, via={d: ["topic"] for d, _ in DENSE},
                                            turn=turn), cfg)
     assert scenes[1].id == "d9" and scenes[1].ranks == {"dense": 11, "turn": 1}
+
+
+def test_with_the_turn_channel_the_descriptive_lane_still_fills_its_places():
+    """Candidates that neither BM25 nor the turn channel ranks follow in dense order."""
+    cfg = RetrievalSettings(k_scenes=5, associative_share=0.0)
+    got = fuse_layer([], DENSE, [], 5, cfg, passages=[("d7", 0.9)])
+    assert ids(got) == ["d7", "d0", "d1", "d2", "d3"]

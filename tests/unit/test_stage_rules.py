@@ -241,7 +241,9 @@ def test_persona_sentences_in_the_dialogue_s_voice_are_dropped():
     assert all(checks.in_dialogue_voice(line) for line in copied)
     assert not any(checks.in_dialogue_voice(line) for line in [
         "Caroline loved reading.", "Caroline moved to the US from Sweden.", "Melanie's kids like dinosaurs.",
-        "Caroline is looking into counseling jobs, which matter to her."])
+        "Caroline is looking into counseling jobs, which matter to her.", "She enjoys the outdoors, i.e. hiking.",
+        "Her grandfather fought in World War I.", "She lives in Kuala Lumpur, MY.", "She works for a us-based firm."])
+    assert checks.in_dialogue_voice("'I love it,' she said.") and checks.in_dialogue_voice("We went camping.")
     window = [Turn(f"D8:{n}", "Caroline", line, None, 8) for n, line in enumerate(copied, 1)]
     window.append(Turn("D8:9", "Caroline", "I'm still looking into counseling and mental health jobs for kids.", None, 8))
     reply = [S(text=" ".join(copied), turns=[]),

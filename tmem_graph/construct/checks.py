@@ -53,17 +53,28 @@ def copies(text: str | None, host: str | None, threshold: float = COPY_SHARE) ->
 
 
 # first- and second-person words: a persona sentence holding one is a line of the dialogue
-FIRST_SECOND_PERSON = re.compile(r"(?<![\w'’])(?:i|i['’](?:m|ve|d|ll)|me|my|mine|myself|you|you['’](?:re|ve|d|ll)|"
-                                 r"your|yours|yourself|yourselves|we|we['’](?:re|ve|d|ll)|our|ours|ourselves|us)(?![\w'’])",
-                                 re.IGNORECASE)
+FIRST_SECOND_PERSON = frozenset("me my mine myself you your yours yourself yourselves we our ours ourselves us".split())
 
 
 def in_dialogue_voice(text: str) -> bool:
     """Whether a sentence reads as a line of the conversation rather than a statement about a
     speaker: a question, or words in the first or second person ("I'm still looking into
     counseling jobs.", "Your drive to help is awesome!"). The 1.5B model copies such lines into
-    a persona verbatim, where a turn that says them supports them word for word."""
-    return text.rstrip().endswith("?") or bool(FIRST_SECOND_PERSON.search(re.sub(r"\bUS\b", "", text)))
+    a persona verbatim, where a turn that says them supports them word for word. "I" counts only
+    as a capital standing alone or before an apostrophe (not "i.e." nor "World War I."), a word
+    in capitals is an abbreviation ("US", "MY"), and one before a hyphen a prefix ("us-based").
+    Still read as the dialogue's: "type I diabetes", a title such as "Me Before You"; a persona
+    loses such a sentence, not a fact it cannot say otherwise."""
+    if text.rstrip().endswith("?"):
+        return True
+    for m in re.finditer(r"[A-Za-z]+(?:['’][A-Za-z]+)?", text):
+        word, after = m.group(0), text[m.end():m.end() + 1]
+        head = re.split(r"['’]", word)[0]
+        if head == "I" and (word != "I" or after != "."):
+            return True
+        if head.lower() in FIRST_SECOND_PERSON and not (head.isupper() and len(head) > 1) and after != "-":
+            return True
+    return False
 
 
 SUPPORT_COSINE = 0.65  # a turn this close to a statement about its speaker supports it

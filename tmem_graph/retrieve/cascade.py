@@ -232,8 +232,9 @@ class Cascade:
 
     @staticmethod
     def _item_candidates(first: dict, rows: list[dict], trigger, via) -> ItemCandidates:
-        """The item layer's candidates: the chosen scenes' items ∪ TrigRecall (∪ flat search
-        without the scene layer), with the exact cosine of each (rows arrive best first)."""
+        """The item layer's candidates: the chosen scenes' items ∪ TrigRecall ∪ flat search
+        (the whole pool without the scene layer, the top `item_search` with it), with the exact
+        cosine of each (rows arrive best first)."""
         for r in rows:
             if r["by_scene"]:
                 via.setdefault(r["id"], []).insert(0, "scene")

@@ -74,8 +74,8 @@ class Recall:
     budget_tokens: int | None = None   # the evidence budget it was packed to (pack.py), if any
 
     def to_json(self) -> dict:
-        """The `tmem recall --json` object of shared/spec/cli.md (plus `ranks`, `summary`, and
-        `recent`: the turns no scene holds yet that match, best first)."""
+        """The `tmem recall --json` object of shared/spec/cli.md (plus `ranks`, `summary`, an
+        item's `turn_ids`, and `recent`: the turns no scene holds yet that match, best first)."""
         return {
             "memory_id": self.memory_id,
             "query": self.query,

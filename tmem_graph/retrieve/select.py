@@ -115,8 +115,9 @@ def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
     """The final fusion of one layer with the strategy `cfg.fusion` (see fuse.py): the pool is
     `dense` (every candidate has a cosine); `lexical` and `associative` rank parts of it.
     `passages` ranks candidates by their best part (scenes by their best turn): with "lanes" it
-    takes the place of `dense` in the descriptive lane when it ranks anything (docs/retrieval.md,
-    "The turn channel"); the other fusions ignore it. Returns the top `k` as (id, score, lane),
+    takes the place of `dense` in the descriptive lane when it ranks anything, the candidates
+    neither it nor `lexical` ranks following in `dense` order (docs/retrieval.md, "The turn
+    channel"); the other fusions ignore it. Returns the top `k` as (id, score, lane),
     lane None unless the fusion is "lanes"."""
     pool = _ids(dense)
     lists = {"bm25": _ids(lexical), "dense": pool}
@@ -133,6 +134,9 @@ def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
     if cfg.fusion == "lanes":  # RRF of bm25 and the best turn (or the dense vector) is the descriptive lane
         nearest = {"turn": _ids(passages)} if passages else {"dense": pool}
         descriptive = _ids(rrf({"bm25": lists["bm25"], **nearest}, cfg.k0))
+        if passages:  # what neither list ranks follows in dense order, so the lane never runs short
+            ranked = set(descriptive)
+            descriptive += [key for key in pool if key not in ranked]
         taken = {"descriptive": 0, "associative": 0}
         out = []
         for key, lane in lanes(descriptive, lists.get("cue", []), k, cfg.associative_share):
