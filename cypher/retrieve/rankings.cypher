@@ -14,7 +14,8 @@
 // Columns: exists, version, committing, host, pid (the memory's state); the rankings topic_bm25,
 // topic_dense, scene_bm25, scene_dense, dialogue, turn (each scene's best turn among the $limit
 // turns nearest the query, of those a scene holds: pending ones take places and are left out;
-// only when every built turn has a passage embedding), scene_trigger and horizon (each scene's best
+// only in a memory marked `turn_passages`, whose every turn has a passage embedding),
+// scene_trigger and horizon (each scene's best
 // view), item_bm25, item_dense, scene_cosine (every scene some ranking or ranked topic reached);
 // topic_ids with topic_scenes (the scenes of every ranked topic); recent_bm25 and recent_dense
 // (the turns no scene holds yet: exact cosine over them, BM25 restricted to them); the item trigger views as
@@ -74,8 +75,8 @@ CALL (exists, committing) {
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $turns
+    AND EXISTS { MATCH (m:Memory {id: $memory_id}) WHERE m.turn_passages = true }
     AND EXISTS { MATCH (t:Turn {memory_id: $memory_id}) WHERE t.passage_embedding IS NOT NULL AND NOT t:Pending }
-    AND NOT EXISTS { MATCH (t:Turn {memory_id: $memory_id}) WHERE t.passage_embedding IS NULL AND NOT t:Pending }
   MATCH (n:Turn)
     SEARCH n IN (VECTOR INDEX turn_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
     SCORE AS score

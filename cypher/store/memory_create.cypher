@@ -1,5 +1,7 @@
 // Creates the Memory node. $memory_id, $encoder, $dim, $speakers, $created_at, $version (a new
 // one for every write: readers compare it before and after a recall, see retrieve/rankings).
+// `turn_passages`: every turn of this memory is written with its passage embedding (the turn
+// channel searches only memories so marked: one made by an older version has turns without).
 CREATE (m:Memory {id: $memory_id, encoder: $encoder, dim: $dim, speakers: $speakers,
-                  created_at: $created_at, version: $version})
+                  created_at: $created_at, version: $version, turn_passages: true})
 RETURN m.id AS id

@@ -222,15 +222,18 @@ def test_the_turn_channel_reaches_a_scene_by_its_best_turn_and_can_be_switched_o
 
 
 def test_a_memory_whose_turns_have_no_passage_embedding_recalls_without_the_channel(store, encoder, team_doc, new_id):
-    """Turns written before the turn channel have no passage embedding: while any built turn
-    lacks one the channel is off (it would rank only the newer scenes; no filtered search that
-    can match nothing runs) and the lane falls back to the scenes' descriptive vectors."""
+    """Turns written before the turn channel have no passage embedding: in a memory not marked
+    `turn_passages` (made by an older version) the channel is off (it would rank only the newer
+    scenes; no filtered search that can match nothing runs) and the lane falls back to the
+    scenes' descriptive vectors."""
     team_doc["memory_id"] = new_id("noturn")
     mem, _ = api.import_memory(team_doc, store=store, encoder=encoder)
     try:
         assert any("turn" in s.ranks for s in mem.recall(TURN_QUERY).scenes)
-        with store.session() as s:   # one older turn: the channel would rank only the newer scenes
-            s.run("MATCH (t:Turn {memory_id: $m, id: 'D1:1'}) REMOVE t.passage_embedding", m=team_doc["memory_id"]).consume()
+        with store.session() as s:   # made by an older version, newer turns added: the channel would
+            s.run("MATCH (m:Memory {id: $m}) REMOVE m.turn_passages", m=team_doc["memory_id"]).consume()  # rank
+            s.run("MATCH (t:Turn {memory_id: $m, id: 'D1:1'}) REMOVE t.passage_embedding",                 # only those
+                  m=team_doc["memory_id"]).consume()
         assert all("turn" not in s.ranks for s in mem.recall(TURN_QUERY).scenes)
         with store.session() as s:
             s.run("MATCH (t:Turn {memory_id: $m}) REMOVE t.passage_embedding", m=team_doc["memory_id"]).consume()

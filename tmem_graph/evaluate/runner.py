@@ -55,7 +55,7 @@ class Context:
         """Turn ids handed over: the recalled scenes' turns and the turns the recalled items were
         distilled from (exact crediting); an item that did not record them (built before they
         were, or imported without them) credits every turn of its scenes, as `items_by_scene` counts."""
-        got = {t["id"] for s in recall.scenes for t in s.turns} | {t.id for t in recall.recent}
+        got = raw_turns(recall)
         for item in recall.items:
             if item.id in self.item_turns:
                 got |= set(self.item_turns[item.id])
@@ -63,6 +63,11 @@ class Context:
                 for sid in item.scene_ids:
                     got |= set(self.scene_turns.get(sid, []))
         return got
+
+
+def raw_turns(recall: Recall) -> set[str]:
+    """The turn ids handed over in their own words: the recalled scenes' turns and the recent ones."""
+    return {t["id"] for s in recall.scenes for t in s.turns} | {t.id for t in recall.recent}
 
 
 def evaluate_locomo(ctx: Context, qas: list[QA], systems: Iterable[tuple[str, tuple]] = ABLATION_SETS,
@@ -88,10 +93,9 @@ def evaluate_locomo(ctx: Context, qas: list[QA], systems: Iterable[tuple[str, tu
             whole = ctx.count(format_evidence(recall, ctx.speakers))
             evidence = ctx.count(format_evidence(dataclasses.replace(recall, persona=[]), ctx.speakers))
             got = ctx.evidence_turns(recall)
-            raw = {t["id"] for s in recall.scenes for t in s.turns} | {t.id for t in recall.recent}
             tokens = whole if budget_of == "context" else evidence
             row["systems"][name] = {"recall": len(gold & got) / len(gold), "tokens": tokens,
-                                    "recall_raw_turns": len(gold & raw) / len(gold),
+                                    "recall_raw_turns": len(gold & raw_turns(recall)) / len(gold),
                                     "persona_tokens": whole - evidence,
                                     "answer_coverage": answer_coverage(qa.answer, format_evidence(
                                         dataclasses.replace(recall, persona=[]), ctx.speakers))}

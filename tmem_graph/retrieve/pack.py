@@ -11,7 +11,8 @@ first scene, the recent turns; an item whose source turns (`turn_ids`) are all h
 already is left out, the turns saying it in their own words. Later passes add each scene's
 next best turn, scene by scene in rank order, until nothing more fits. What is not handed
 over is dropped from the recall, so `scenes`, `items`, `via` and ranks describe exactly the
-evidence the answer model reads; every packed scene is marked `excerpt`. Pure: a recall and a token counter in, a recall out.
+evidence the answer model reads; every packed scene is marked `excerpt`. Pure: a recall and a
+token counter in, a recall out.
 """
 
 from __future__ import annotations
