@@ -244,6 +244,8 @@ def test_persona_sentences_in_the_dialogue_s_voice_are_dropped():
         "Caroline is looking into counseling jobs, which matter to her.", "She enjoys the outdoors, i.e. hiking.",
         "Her grandfather fought in World War I.", "She lives in Kuala Lumpur, MY.", "She works for a us-based firm."])
     assert checks.in_dialogue_voice("'I love it,' she said.") and checks.in_dialogue_voice("We went camping.")
+    # the local model's persona of Ana in scripts/demo.sh: Ben's line, under his name
+    assert checks.in_dialogue_voice("Ben: Fair enough.") and not checks.in_dialogue_voice("Ben moved to Porto: a big step.")
     window = [Turn(f"D8:{n}", "Caroline", line, None, 8) for n, line in enumerate(copied, 1)]
     window.append(Turn("D8:9", "Caroline", "I'm still looking into counseling and mental health jobs for kids.", None, 8))
     reply = [S(text=" ".join(copied), turns=[]),

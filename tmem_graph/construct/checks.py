@@ -58,15 +58,16 @@ FIRST_SECOND_PERSON = frozenset("me my mine myself you your yours yourself yours
 
 def in_dialogue_voice(text: str) -> bool:
     """Whether a sentence reads as a line of the conversation rather than a statement about a
-    speaker: a question, or words in the first or second person ("I'm still looking into
-    counseling jobs.", "Your drive to help is awesome!"). The 1.5B model copies such lines into
-    a persona verbatim, where a turn that says them supports them word for word. "I" counts only
+    speaker: a question, a line under a speaker's name ("Ben: Fair enough."), or words in the
+    first or second person ("I'm still looking into counseling jobs.", "Your drive to help is
+    awesome!"). The 1.5B model copies such lines into a persona verbatim, where a turn that
+    says them supports them word for word. "I" counts only
     as a capital standing alone or before an apostrophe (not "i.e." nor "World War I."), a word
     in capitals is an abbreviation ("US", "MY"), and one before a hyphen a prefix ("us-based").
     Still read as the dialogue's: "type I diabetes", a title such as "Me Before You"; a persona
     loses such a sentence, not a fact it cannot say otherwise."""
-    if text.rstrip().endswith("?"):
-        return True
+    if text.rstrip().endswith("?") or re.match(r"\s*[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*)?:\s", text):
+        return True   # a question, or a transcript line under its speaker's name ("Ben: Fair enough.")
     for m in re.finditer(r"[A-Za-z]+(?:['’][A-Za-z]+)?", text):
         word, after = m.group(0), text[m.end():m.end() + 1]
         head = re.split(r"['’]", word)[0]
