@@ -254,6 +254,71 @@ def test_persona_sentences_in_the_dialogue_s_voice_are_dropped():
     assert kept == ["Caroline is looking into counseling and mental health jobs."]
 
 
+
+SHORT = [Turn("a1", "Ana", "I finally booked the cooking class in Porto for the first week of June!", None, 1),
+         Turn("a2", "Ben", "Nice! Is it the one with the seafood market tour?", None, 1),
+         Turn("a3", "Ana", "Yes, although I will skip the oysters, my stomach never handles them well.", None, 1),
+         Turn("a4", "Ben", "Fair enough. Send me photos of the market.", None, 1)]
+
+
+def test_a_persona_reply_that_copies_the_dialogue_is_asked_again_with_the_third_person_rule(scripted_llm):
+    # the local model's first persona reply for Ana on examples/short-dialogue.jsonl: the
+    # transcript itself, every line under its speaker's name, so nothing was kept and Ana had
+    # no persona; its reply to the re-ask (with a line about Ben, which Ana's profile drops)
+    from tmem_graph.encode import get_encoder
+
+    scripted_llm.expect("never a line of the dialogue", {"statements": [
+        {"text": "Ana booked the cooking class in Porto for the first week of June.", "turns": [1]},
+        {"text": "Ben asked for photos of the market.", "turns": [4]},
+        {"text": "Ana will skip the oysters, her stomach never handles them well.", "turns": [3]}]})
+    scripted_llm.expect("Keep a profile of Ana", {"statements": [
+        {"text": f"{t.speaker}: {t.text}", "turns": [n]} for n, t in enumerate(SHORT, 1)]})
+    summary = stages.persona("Ana", None, SHORT, llm_of(scripted_llm), get_encoder("fake:256"), ["Ana", "Ben"])
+    assert summary == ("Ana booked the cooking class in Porto for the first week of June. "
+                       "Ana will skip the oysters, her stomach never handles them well.")
+    assert len(scripted_llm.requests) == 2 and not scripted_llm.unexpected
+
+
+def test_a_persona_reply_in_the_third_person_costs_one_call(scripted_llm):
+    from tmem_graph.encode import get_encoder
+
+    scripted_llm.expect("Keep a profile of Ana", {"statements": [
+        {"text": "Ana booked the cooking class in Porto for the first week of June.", "turns": [1]}]})
+    summary = stages.persona("Ana", "Ana likes Porto.", SHORT, llm_of(scripted_llm), get_encoder("fake:256"),
+                             ["Ana", "Ben"])
+    assert summary == "Ana booked the cooking class in Porto for the first week of June."
+    assert len(scripted_llm.requests) == 1
+
+
+def test_a_persona_re_ask_adds_what_the_first_reply_lacks_and_a_failed_one_keeps_the_first(scripted_llm):
+    from tmem_graph.encode import get_encoder
+
+    first = {"statements": [{"text": "Ana booked the cooking class in Porto for the first week of June.", "turns": [1]},
+                            {"text": "Ana: my stomach never handles oysters well.", "turns": [3]}]}
+    scripted_llm.expect("never a line of the dialogue", {"statements": [
+        {"text": "Ana will skip the oysters at the seafood market tour.", "turns": [3]},
+        {"text": "Ana booked the cooking class in Porto for the first week of June!", "turns": [1]}]})
+    scripted_llm.expect("Keep a profile of Ana", first)
+    summary = stages.persona("Ana", None, SHORT, llm_of(scripted_llm), get_encoder("fake:256"), ["Ana", "Ben"])
+    assert summary == ("Ana will skip the oysters at the seafood market tour. "
+                       "Ana booked the cooking class in Porto for the first week of June!")
+    scripted_llm.expect("never a line of the dialogue", "not JSON at all", reusable=True)
+    scripted_llm.expect("Keep a profile of Ana", first)
+    summary = stages.persona("Ana", None, SHORT, llm_of(scripted_llm), get_encoder("fake:256"), ["Ana", "Ben"])
+    assert summary == "Ana booked the cooking class in Porto for the first week of June."
+
+
+def test_a_persona_sentence_about_the_other_speaker_is_not_the_speaker_s():
+    from tmem_graph.construct import checks
+
+    names = ["Ana", "Ben"]
+    assert checks.about_another("Ben asked for photos of the market.", "Ana", names)
+    assert checks.about_another("  Ben said the spare room is full.", "Ana", names)
+    assert not checks.about_another("Ben's sister Clara moves in with him.", "Ben", names)
+    assert not checks.about_another("Ana offered to lend Ben her car.", "Ana", names)
+    assert not checks.about_another("Bench presses are Ana's workout.", "Ana", names)
+    assert not checks.about_another("Ben likes Porto.", "Ben", names)
+
 def scene_reply(**horizon):
     return {"situation": "Two friends plan a trip", "object": "a cooking class", "event": "a booking",
             "emotion": "excitement", "horizon": horizon}

@@ -78,6 +78,18 @@ def in_dialogue_voice(text: str) -> bool:
     return False
 
 
+def about_another(text: str, speaker: str, names: list[str]) -> bool:
+    """Whether a persona sentence of `speaker` has another of the conversation's speakers as its
+    subject ("Ben asked for photos of the market." in Ana's profile): it opens with that name,
+    not followed by "'s" ("Ben's sister Clara ..." may still be about the speaker), and not with
+    the speaker's own name first."""
+    for name in names:
+        if name != speaker and re.match(rf"\s*{re.escape(name)}\b(?!['’]s)", text) \
+                and not re.match(rf"\s*{re.escape(speaker)}\b", text):
+            return True
+    return False
+
+
 SUPPORT_COSINE = 0.65  # a turn this close to a statement about its speaker supports it
 SUPPORT_SHARE = 0.6    # ... as does a turn holding this share of the statement's content words
 

@@ -17,7 +17,7 @@ from ..llm.client import InvalidReply, LLMClient
 from ..llm.prompts.item_triggers import (EXAMPLE_BRIDGE, EXAMPLE_CONCEPT, ItemTriggersOut, bridge_retry_messages,
                                          item_trigger_messages)
 from ..llm.prompts.items import item_messages, items_schema
-from ..llm.prompts.persona import PersonaOut, persona_messages
+from ..llm.prompts.persona import PersonaOut, persona_messages, persona_retry_messages
 from ..llm.prompts.scene_card import SceneCard, scene_card_messages
 from ..llm.prompts.scene_triggers import (HORIZON_CHANNELS, SceneTriggersOut, horizon_retry_messages,
                                           scene_trigger_messages)
@@ -362,19 +362,40 @@ def _is_null(text: str) -> bool:
 def persona(speaker: str, current: str | None, turns: list[Turn], llm: LLMClient, encoder: Encoder,
             names: list[str] = ()) -> str:
     """The speaker's persona after the new turns, updated window by window: the statements
-    `persona_statements` keeps, joined."""
+    `persona_statements` keeps, joined. A reply that copies lines of the dialogue (the 1.5B
+    model may return the transcript itself, "Ana: I finally booked the cooking class …") is
+    asked once more, told to write facts about the speaker in the third person; the statements
+    the second reply's checks keep come first, then those of the first reply it lacks."""
     summary = current
     for start in range(0, len(turns), PERSONA_WINDOW):
         window = turns[start:start + PERSONA_WINDOW]
-        reply = llm.structured(persona_messages(speaker, summary, window), PersonaOut, stage="persona",
-                               what=f"{speaker}, turns {window[0].id}..{window[-1].id}")
-        kept = persona_statements(reply.statements, summary, window, encoder, names)
+        what = f"{speaker}, turns {window[0].id}..{window[-1].id}"
+        messages = persona_messages(speaker, summary, window)
+        reply = llm.structured(messages, PersonaOut, stage="persona", what=what)
+        kept = persona_statements(reply.statements, summary, window, encoder, names, speaker)
+        if any(checks.in_dialogue_voice(text) for st in reply.statements for text in split_sentences(st.text)):
+            try:   # lines copied from the dialogue: asked once more, told so
+                again = llm.structured(persona_retry_messages(messages, speaker), PersonaOut, stage="persona", what=f"{what}, lines of the dialogue")
+                kept = merge_statements(persona_statements(again.statements, summary, window, encoder, names, speaker),
+                                        kept)
+            except InvalidReply as exc:   # the first reply's statements stand
+                log.warning("persona of %s: the re-ask gave no valid reply (%s)", speaker, exc)
         summary = " ".join(kept) or summary
     return summary or ""
 
 
+def merge_statements(first: list[str], extra: list[str]) -> list[str]:
+    """`first`, then each statement of `extra` whose words `first` does not already hold
+    (KEPT_SHARE of its content words in one statement)."""
+    out = list(first)
+    for text in extra:
+        if not any(checks.share_in(text, o) >= KEPT_SHARE for o in out):
+            out.append(text)
+    return out
+
+
 def persona_statements(statements, current: str | None, window: list[Turn], encoder: Encoder,
-                       names: list[str] = ()) -> list[str]:
+                       names: list[str] = (), speaker: str | None = None) -> list[str]:
     """The statements of a persona reply that rest on something, in order, each once.
 
     A reply's statement of several sentences is read as one statement per sentence (the 1.5B
@@ -384,7 +405,8 @@ def persona_statements(statements, current: str | None, window: list[Turn], enco
     (KEPT_SHARE of its words). Invented facts (an age, a job, a hobby nobody mentioned) have no
     turn behind them. A sentence of fewer than two content words (names aside) says nothing
     and is dropped, and so is one in the dialogue's voice (`checks.in_dialogue_voice`: a
-    question, or in the first or second person), a line copied from the conversation."""
+    question, or in the first or second person), a line copied from the conversation, and one
+    whose subject is another speaker of `names` ("Ben asked for photos." in Ana's profile)."""
     sentences = [text for st in statements for text in split_sentences(st.text)]
     if not sentences:
         return []
@@ -397,6 +419,8 @@ def persona_statements(statements, current: str | None, window: list[Turn], enco
             continue  # a repeat, or a fragment of a cut reply ("They have a shared.")
         if checks.in_dialogue_voice(text):
             continue  # a line of the dialogue ("What's your plan to pitch in?"), not a statement
+        if speaker and checks.about_another(text, speaker, names):
+            continue  # a statement about the other speaker
         cos = [_dot(vector, tv) for tv in turn_vectors]
         supported = [n for n in range(len(window)) if checks.supports(text, window[n].text, cos[n], names)]
         if supported or (current and checks.share_in(text, current) >= KEPT_SHARE):

@@ -31,3 +31,14 @@ def persona_messages(speaker: str, current: str | None, turns) -> list[dict]:
             f"\n\nCurrent profile:\n{current or '(empty)'}\n\n"
             f"New dialogue:\n{render_turns(turns, numbered=True)}")
     return [{"role": "user", "content": user}]
+
+
+
+def persona_retry_messages(messages: list[dict], speaker: str) -> list[dict]:
+    """The same request once more, with one rule added, after a reply that copied lines of the
+    dialogue (a question, a line under a speaker's name, words in the first or second person)
+    instead of saying what they tell about `speaker`. The rule is added to the request rather
+    than answered after the reply: shown its own reply, the 1.5B model repeats it."""
+    rule = (f"\n\nEach statement is a fact about {speaker} in the third person, never a line of the "
+            f"dialogue: not \"{speaker}: I booked a class.\" but \"{speaker} booked a class.\"")
+    return messages[:-1] + [{**messages[-1], "content": messages[-1]["content"] + rule}]
