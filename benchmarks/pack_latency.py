@@ -6,7 +6,8 @@ that every configuration sees the same machine load (docs/benchmarks.md).
     python -m benchmarks.pack_latency --memory conv26-local --sample conv-26 --queries 60 --out /tmp/pack.json
 
 The query's encoding is included (as a user sees it); each configuration runs every question
-once unmeasured first.
+once unmeasured first. `--scene-tokens 300 250` runs every budget once per value of
+`config.SCENE_TOKENS` (how deep the cascade goes for a budget), old and new side by side.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from pathlib import Path
 
 from benchmarks._common import load_average, machine
-from tmem_graph import api
+from tmem_graph import api, config
 from tmem_graph.config import RetrievalSettings
 from tmem_graph.evaluate import data as ev
 
@@ -29,22 +30,31 @@ def main() -> None:
     ap.add_argument("--sample", default="conv-26")
     ap.add_argument("--queries", type=int, default=60)
     ap.add_argument("--budgets", type=int, nargs="+", default=[500, 2000, 4000])
+    ap.add_argument("--scene-tokens", type=int, nargs="+", default=[config.SCENE_TOKENS],
+                    help="values of config.SCENE_TOKENS to run each budget with")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     sample = next(s for s in ev.load(ev.data_dir() / "locomo10.json") if s["sample_id"] == args.sample)
     questions = [q["question"] for q in sample["qa"]][:args.queries]
     memory = api.Memory(args.memory)
-    configs = {"unpacked": RetrievalSettings()} | {f"budget {b}": RetrievalSettings(budget_tokens=b)
-                                                    for b in args.budgets}
+    several = len(args.scene_tokens) > 1
+    configs = {"unpacked": (RetrievalSettings(), config.SCENE_TOKENS)} | {
+        f"budget {b}" + (f", a scene per {st} tokens" if several else ""): (RetrievalSettings(budget_tokens=b), st)
+        for b in args.budgets for st in args.scene_tokens}
     times: dict[str, list[float]] = {name: [] for name in configs}
+
+    def recall(q: str, name: str) -> None:
+        cfg, config.SCENE_TOKENS = configs[name]   # read by RetrievalSettings.for_budget at each recall
+        memory.recall(q, settings=cfg)
+
     for q in questions[:10]:                           # warm the server's caches and the encoder
-        for cfg in configs.values():
-            memory.recall(q, settings=cfg)
+        for name in configs:
+            recall(q, name)
     for n, q in enumerate(questions):
         names = list(configs) if n % 2 == 0 else list(reversed(configs))
         for name in names:
             started = time.perf_counter()
-            memory.recall(q, settings=configs[name])
+            recall(q, name)
             times[name].append(1000 * (time.perf_counter() - started))
     table = {name: {"p50_ms": round(statistics.median(t), 1),
                     "p95_ms": round(statistics.quantiles(t, n=20)[18], 1)} for name, t in times.items()}

@@ -24,7 +24,7 @@ FUSIONS = ("lanes", "rrf", "rrf_tail", "score")
 MAX_BUDGET = 10_000   # the largest budget or depth a recall accepts (queries stay bounded)
 CUE_FUSIONS = ("strongest", "rrf")
 MAX_BUDGET_TOKENS = 100_000   # the largest evidence budget a recall accepts
-SCENE_TOKENS = 300    # with a token budget, the cascade picks one scene per this many tokens (at least kS)
+SCENE_TOKENS = 250    # with a token budget, the cascade picks one scene per this many tokens (at least kS; chosen on the budget curve, docs/evaluation.md)
 ITEM_TOKENS = 100     # ... and one item per this many (at least kI); the packer then fills the budget
 
 
