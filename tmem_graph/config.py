@@ -24,8 +24,10 @@ FUSIONS = ("lanes", "rrf", "rrf_tail", "score")
 MAX_BUDGET = 10_000   # the largest budget or depth a recall accepts (queries stay bounded)
 CUE_FUSIONS = ("strongest", "rrf")
 MAX_BUDGET_TOKENS = 100_000   # the largest evidence budget a recall accepts
-SCENE_TOKENS = 250    # with a token budget, the cascade picks one scene per this many tokens (at least kS; chosen on the budget curve, docs/evaluation.md)
-ITEM_TOKENS = 100     # ... and one item per this many (at least kI); the packer then fills the budget
+# with a token budget, the cascade picks one scene per this many tokens (at least kS; chosen on the
+# budget curve of the whole of conv-26, docs/evaluation.md "The whole conversation")
+SCENE_TOKENS = 250
+ITEM_TOKENS = 100     # ... and one item per this many tokens (at least kI); the packer then fills the budget
 
 
 @dataclass(frozen=True)

@@ -375,7 +375,8 @@ def persona(speaker: str, current: str | None, turns: list[Turn], llm: LLMClient
         kept = persona_statements(reply.statements, summary, window, encoder, names, speaker)
         if any(checks.in_dialogue_voice(text) for st in reply.statements for text in split_sentences(st.text)):
             try:   # lines copied from the dialogue: asked once more, told so
-                again = llm.structured(persona_retry_messages(messages, speaker), PersonaOut, stage="persona", what=f"{what}, lines of the dialogue")
+                again = llm.structured(persona_retry_messages(messages, speaker), PersonaOut, stage="persona",
+                                       what=f"{what}, lines of the dialogue")
                 kept = merge_statements(persona_statements(again.statements, summary, window, encoder, names, speaker),
                                         kept)
             except InvalidReply as exc:   # the first reply's statements stand
