@@ -10,6 +10,8 @@ Also the unpacked default (kS = 5 whole scenes, kI = 15 items) as one more point
 Every system runs without the `recent` channel and the baselines index only the turns some
 scene holds: a fixture exported between a session's add and its build holds that session's
 turns pending, which are not part of the sessions built (a finished build has none).
+`--scene-tokens` / `--item-tokens` set how deep the cascade goes for a budget
+(`config.SCENE_TOKENS`, `config.ITEM_TOKENS`), to measure another depth on the same memory.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tmem_graph import api  # noqa: E402
+from tmem_graph import api, config  # noqa: E402
 from tmem_graph.config import Settings  # noqa: E402
 from tmem_graph.evaluate import data as ev, runner  # noqa: E402
 from tmem_graph.retrieve.presets import ABLATION_SETS  # noqa: E402
@@ -39,7 +41,12 @@ def main() -> None:
     ap.add_argument("--budgets", type=int, nargs="+", default=[500, 1000, 2000, 4000])
     ap.add_argument("--out", type=Path, required=True, help="the plot (PNG)")
     ap.add_argument("--json", type=Path, help="every figure, per budget and system")
+    ap.add_argument("--scene-tokens", type=int, default=config.SCENE_TOKENS,
+                    help="one scene per this many budget tokens (config.SCENE_TOKENS)")
+    ap.add_argument("--item-tokens", type=int, default=config.ITEM_TOKENS,
+                    help="one item per this many budget tokens (config.ITEM_TOKENS)")
     args = ap.parse_args()
+    config.SCENE_TOKENS, config.ITEM_TOKENS = args.scene_tokens, args.item_tokens  # read by for_budget
 
     sample = next(s for s in ev.load(ev.data_dir() / "locomo10.json") if s["sample_id"] == args.sample)
     qas = [q for q in ev.locomo_qas(sample, ev.EvidenceRepairs()) if ev.within_sessions(q.evidence, args.sessions)]
