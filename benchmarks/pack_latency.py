@@ -7,7 +7,8 @@ that every configuration sees the same machine load (docs/benchmarks.md).
 
 The query's encoding is included (as a user sees it); each configuration runs every question
 once unmeasured first. `--scene-tokens 300 250` runs every budget once per value of
-`config.SCENE_TOKENS` (how deep the cascade goes for a budget), old and new side by side.
+`config.SCENE_TOKENS` (how deep the cascade goes for a budget), old and new side by side;
+`--lane-shares 0 0.4` once per value of `RetrievalSettings.lane_share` (0: no turn lane).
 """
 
 from __future__ import annotations
@@ -32,15 +33,18 @@ def main() -> None:
     ap.add_argument("--budgets", type=int, nargs="+", default=[500, 2000, 4000])
     ap.add_argument("--scene-tokens", type=int, nargs="+", default=[config.SCENE_TOKENS],
                     help="values of config.SCENE_TOKENS to run each budget with")
+    ap.add_argument("--lane-shares", type=float, nargs="+", default=[RetrievalSettings().lane_share],
+                    help="values of RetrievalSettings.lane_share to run each budget with (0: no turn lane)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     sample = next(s for s in ev.load(ev.data_dir() / "locomo10.json") if s["sample_id"] == args.sample)
     questions = [q["question"] for q in sample["qa"]][:args.queries]
     memory = api.Memory(args.memory)
-    several = len(args.scene_tokens) > 1
+    depths, shares = len(args.scene_tokens) > 1, len(args.lane_shares) > 1
     configs = {"unpacked": (RetrievalSettings(), config.SCENE_TOKENS)} | {
-        f"budget {b}" + (f", a scene per {st} tokens" if several else ""): (RetrievalSettings(budget_tokens=b), st)
-        for b in args.budgets for st in args.scene_tokens}
+        f"budget {b}" + (f", a scene per {st} tokens" if depths else "") + (f", lane share {ls:g}" if shares else ""):
+            (RetrievalSettings(budget_tokens=b, lane_share=ls), st)
+        for b in args.budgets for st in args.scene_tokens for ls in args.lane_shares}
     times: dict[str, list[float]] = {name: [] for name in configs}
 
     def recall(q: str, name: str) -> None:

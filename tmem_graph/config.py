@@ -51,6 +51,7 @@ class RetrievalSettings:
     associative_share: float = 0.4   # share of a layer's budget the associative lane keeps ("lanes")
     cue_fusion: str = "strongest"    # how SceneCue fuses its channels, one of CUE_FUSIONS
     budget_tokens: int | None = None  # one evidence budget the packer fills (retrieve/pack.py); None: kS, kI
+    lane_share: float = 0.4   # with a budget, the share the turn lane fills after the scenes and items (0: no lane)
 
     def __post_init__(self) -> None:
         for name in ("k_topics", "k_scenes", "k_items", "k_recent", "r_trigger_items", "cue_top", "item_search"):
@@ -73,6 +74,9 @@ class RetrievalSettings:
             raise ConfigError(f"budget_tokens {self.budget_tokens!r}: must be an integer from 1 to {MAX_BUDGET_TOKENS}")
         if not 0.0 <= self.associative_share <= 1.0:
             raise ConfigError(f"associative_share {self.associative_share}: must lie in [0, 1]")
+        if isinstance(self.lane_share, bool) or not isinstance(self.lane_share, (int, float)) \
+                or not 0.0 <= self.lane_share < 1.0:
+            raise ConfigError(f"lane_share {self.lane_share!r}: must lie in [0, 1) (0: no turn lane)")
 
     def for_budget(self) -> "RetrievalSettings":
         """The settings the cascade runs with before packing: with a token budget, deep enough

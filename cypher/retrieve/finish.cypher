@@ -2,12 +2,13 @@
 // the memory's state again (read last, so that a write landing meanwhile shows).
 // $memory_id, $vector, $commit_ms; $scene_ids (the chosen scenes, in order); $items (whether
 // the item layer is on), $item_ids (items reached through triggers or flat search), $recent_ids
-// (the chosen turns that no scene holds yet, in order).
+// (the chosen turns that no scene holds yet, in order), $lane_ids (the turn lane's turns, in order).
 // Columns: scenes ([{id, title, summary, narrative, time, turns: [{id, speaker, text, time, n, score}]}]:
 // n the turn's place in its scene, score its cosine with the query mapped to [0, 1] or null),
 // in the order of $scene_ids), items ([{id, by_scene, kind, text, time, turn_ids, scene_ids, score}]: the
 // selected scenes' items ∪ $item_ids, exact cosine mapped to [0, 1], best first, equal scores by id),
-// recent ([{id, speaker, text, time, seq}] of $recent_ids still pending, in order), then exists,
+// recent ([{id, speaker, text, time, seq}] of $recent_ids still pending, in order), lane ([{id,
+// speaker, text, time, n, scene: {id, title, time}}] of $lane_ids a scene holds, in order), then exists,
 // version, committing, host, pid as in retrieve/rankings.
 CYPHER 25
 CALL () {
@@ -45,11 +46,18 @@ CALL () {
   WITH t, n ORDER BY n
   RETURN collect({id: t.id, speaker: t.speaker, text: t.text, time: t.time, seq: t.seq}) AS recent
 }
-CALL (scenes, items, recent) {
+CALL () {
+  UNWIND range(0, size($lane_ids) - 1) AS n
+  MATCH (s:Scene {memory_id: $memory_id})-[h:HAS_TURN]->(t:Turn {memory_id: $memory_id, id: $lane_ids[n]})
+  WITH s, h, t, n ORDER BY n
+  RETURN collect({id: t.id, speaker: t.speaker, text: t.text, time: t.time, n: h.order,
+                  scene: {id: s.id, title: s.title, time: s.time}}) AS lane
+}
+CALL (scenes, items, recent, lane) {
   OPTIONAL MATCH (m:Memory {id: $memory_id})
   OPTIONAL MATCH (l:WriteLease {memory_id: $memory_id})
   WHERE l.committing = true AND (l.expires_at >= timestamp() OR l.committing_since >= timestamp() - $commit_ms)
   RETURN m IS NOT NULL AS exists, m.version AS version, l IS NOT NULL AS committing,
          l.host AS host, l.pid AS pid
 }
-RETURN scenes, items, recent, exists, version, committing, host, pid
+RETURN scenes, items, recent, lane, exists, version, committing, host, pid

@@ -6,15 +6,17 @@
 // rebuilt (`tmem db check --repair`), Neo4j 2026.08 fails a filtered search that matches nothing
 // with an internal error (docs/reliability.md), and a live memory starts with turns alone.
 // $memory_id, $vector, $limit, $commit_ms; lexical queries $topic_lucene, $scene_lucene,
-// $item_lucene, $recent_lucene (null: not asked); switches $topics, $scene_dense, $dialogue, $turns, $item_dense,
+// $item_lucene, $recent_lucene, $lane_lucene (null: not asked); switches $topics, $scene_dense, $dialogue, $turns, $item_dense,
 // $persona, $recent (booleans) and $families (the trigger families asked for); $past_commit (run the
 // searches even though a writer's `committing` mark is set: the caller knows it is stale;
 // otherwise a recall that finds a commit under way gets the state alone); view depths
 // $scene_limit, $horizon_limit, $item_limit; $speaker (null: every persona).
 // Columns: exists, version, committing, host, pid (the memory's state); the rankings topic_bm25,
-// topic_dense, scene_bm25, scene_dense, dialogue, turn (each scene's best turn among the $limit
-// turns nearest the query, of those a scene holds: pending ones take places and are left out;
-// only in a memory marked `turn_passages`, whose every turn has a passage embedding),
+// topic_dense, scene_bm25, scene_dense, dialogue, lane_dense (the $limit turns nearest the query by
+// their passage embedding, of those a scene holds, with their scenes in lane_dense_scenes: pending
+// ones take places and are left out; only in a memory marked `turn_passages`, whose every turn has
+// a passage embedding; the cascade's turn channel ranks scenes by their best one), lane_bm25 (BM25
+// over the turns a scene holds, with their scenes: the packer's turn lane, docs/retrieval.md),
 // scene_trigger and horizon (each scene's best
 // view), item_bm25, item_dense, scene_cosine (every scene some ranking or ranked topic reached);
 // topic_ids with topic_scenes (the scenes of every ranked topic); recent_bm25 and recent_dense
@@ -81,8 +83,15 @@ CALL (exists, committing) {
     SEARCH n IN (VECTOR INDEX turn_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
     SCORE AS score
   MATCH (s:Scene)-[:HAS_TURN]->(n)
-  WITH s.id AS scene, max(score) AS score ORDER BY score DESC, scene
-  RETURN collect(scene) AS turn_ids, collect(score) AS turn_scores
+  WITH s.id AS scene, n.id AS turn, score ORDER BY score DESC, turn
+  RETURN collect(turn) AS lane_dense_ids, collect(score) AS lane_dense_scores, collect(scene) AS lane_dense_scenes
+}
+CALL (exists, committing) {
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $lane_lucene IS NOT NULL
+  CALL db.index.fulltext.queryNodes('turn_search', $lane_lucene, {limit: $limit}) YIELD node, score
+  WHERE node.memory_id = $memory_id
+  MATCH (s:Scene)-[:HAS_TURN]->(node)
+  RETURN collect(node.id) AS lane_bm25_ids, collect(score) AS lane_bm25_scores, collect(s.id) AS lane_bm25_scenes
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND 'scene' IN $families
@@ -129,8 +138,8 @@ CALL (exists, committing) {
   WITH n, score ORDER BY score DESC, n.id
   RETURN collect(n.id) AS item_dense_ids, collect(score) AS item_dense_scores
 }
-CALL (topic_scenes, scene_bm25_ids, scene_dense_ids, dialogue_ids, turn_ids, scene_trigger_ids, horizon_ids) {
-  UNWIND topic_scenes + [scene_bm25_ids + scene_dense_ids + dialogue_ids + turn_ids + scene_trigger_ids + horizon_ids] AS ids
+CALL (topic_scenes, scene_bm25_ids, scene_dense_ids, dialogue_ids, lane_dense_scenes, scene_trigger_ids, horizon_ids) {
+  UNWIND topic_scenes + [scene_bm25_ids + scene_dense_ids + dialogue_ids + lane_dense_scenes + scene_trigger_ids + horizon_ids] AS ids
   UNWIND ids AS id
   WITH DISTINCT id
   MATCH (s:Scene {memory_id: $memory_id, id: id})
@@ -161,7 +170,8 @@ CALL (exists, committing) {
 }
 RETURN exists, version, committing, host, pid, topic_bm25_ids, topic_bm25_scores, topic_dense_ids,
        topic_dense_scores, topic_ids, topic_scenes, scene_bm25_ids, scene_bm25_scores, scene_dense_ids,
-       scene_dense_scores, dialogue_ids, dialogue_scores, turn_ids, turn_scores, scene_trigger_ids, scene_trigger_scores,
+       scene_dense_scores, dialogue_ids, dialogue_scores, lane_dense_ids, lane_dense_scores, lane_dense_scenes,
+       lane_bm25_ids, lane_bm25_scores, lane_bm25_scenes, scene_trigger_ids, scene_trigger_scores,
        horizon_ids, horizon_scores, item_views,
        item_bm25_ids, item_bm25_scores, item_dense_ids, item_dense_scores, scene_cosine_ids,
        scene_cosine_scores, recent_bm25_ids, recent_bm25_scores, recent_dense_ids, recent_dense_scores,

@@ -144,7 +144,9 @@ def test_select_items_uses_the_trigger_lane():
 
 @pytest.mark.parametrize("changes, message", [({"fusion": "borda"}, "fusion 'borda'"),
                                               ({"cue_fusion": "max"}, "cue_fusion 'max'"),
-                                              ({"associative_share": 1.5}, "associative_share 1.5")])
+                                              ({"associative_share": 1.5}, "associative_share 1.5"),
+                                              ({"lane_share": 1.0}, "lane_share 1.0"),
+                                              ({"lane_share": "half"}, "lane_share 'half'")])
 def test_settings_refuse_unknown_fusions(changes, message):
     with pytest.raises(ConfigError, match=message):
         RetrievalSettings(**changes)

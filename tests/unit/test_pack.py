@@ -4,7 +4,7 @@ import pytest
 
 from tmem_graph.retrieve import pack as packer
 from tmem_graph.retrieve.evidence import format_evidence
-from tmem_graph.retrieve.results import Recall, RecalledItem, RecalledScene, RecalledTurn
+from tmem_graph.retrieve.results import LaneTurn, Recall, RecalledItem, RecalledScene, RecalledTurn
 
 
 def count(text: str) -> int:
@@ -72,3 +72,56 @@ def test_an_item_whose_source_turns_are_handed_over_already_is_left_out():
     r.items[1].turn_ids = ["s1:7", "s3:5"]        # s3:5 is not handed over with it
     packed = packer.pack(r, 200, count, ["Ana", "Ben"])
     assert [i.id for i in packed.items] == ["i1", "i2", "i3", "i4", "i5"]   # i0 left out, i1 and the rest kept
+
+
+def lane_turn(tid: str, scene_id: str, n: int, via: list[str]) -> LaneTurn:
+    return LaneTurn(tid, "Ben", f"lane line {tid} of {scene_id}", None, n, {"id": scene_id, "title": f"title {scene_id}",
+                    "time": "2024-06-02T09:00:00"}, 0.02, via, {c: 1 for c in via})
+
+
+def with_lane() -> Recall:
+    r = recall()
+    r.lane = [lane_turn("s9:3", "s9", 3, ["bm25", "dense"]), lane_turn("s1:11", "s1", 11, ["dense"]),
+              lane_turn("s9:1", "s9", 1, ["bm25"]), lane_turn("s8:0", "s8", 0, ["dense"])]
+    return r
+
+
+@pytest.mark.parametrize("budget", [30, 60, 100, 160, 250, 1000])
+def test_with_a_turn_lane_the_evidence_never_exceeds_the_budget(budget):
+    packed = packer.pack(with_lane(), budget, count, ["Ana", "Ben"])
+    evidence = format_evidence(Recall("m", "q", packed.scenes, packed.items, [], packed.recent), ["Ana", "Ben"])
+    assert count(evidence) <= budget
+
+
+def test_the_cascade_fills_its_share_first_then_the_lane_hands_over_its_turns_inside_their_scenes():
+    budget = 200
+    alone = packer.pack(recall(), budget - int(budget * 0.4), count, ["Ana", "Ben"])
+    packed = packer.pack(with_lane(), budget, count, ["Ana", "Ben"], lane_share=0.4)
+    # the cascade's part is what it packs alone into its share; the lane's turns come after it
+    assert [s.id for s in packed.scenes][:len(alone.scenes)] == [s.id for s in alone.scenes]
+    assert [i.id for i in packed.items] == [i.id for i in alone.items]
+    by_id = {s.id: s for s in packed.scenes}
+    assert "s1:11" in {t["id"] for t in by_id["s1"].turns}                 # inside the recalled scene's excerpt
+    opened = by_id["s9"]                                                   # a scene the cascade did not recall
+    assert opened.lane == "turns" and opened.excerpt and opened.via == ["bm25", "dense"]
+    assert [t["id"] for t in opened.turns] == ["s9:1", "s9:3"]             # in conversation order
+    number = [s.id for s in packed.scenes].index("s9") + 1                # numbered after the cascade's scenes
+    assert number > len(alone.scenes)
+    assert f"[Scene {number}] title s9 (2 June 2024, 09:00)\n  Ben: lane line s9:1" in format_evidence(packed, ["Ana"])
+
+
+def test_without_a_lane_the_whole_budget_goes_to_the_cascade():
+    r = with_lane()
+    r.lane = []
+    packed, alone = packer.pack(r, 200, count, ["Ana"]), packer.pack(recall(), 200, count, ["Ana"])
+    assert [(s.id, [t["id"] for t in s.turns]) for s in packed.scenes] == \
+           [(s.id, [t["id"] for t in s.turns]) for s in alone.scenes]
+
+
+def test_a_larger_lane_share_hands_more_of_the_lane_and_less_of_the_cascade():
+    small = packer.pack(with_lane(), 120, count, ["Ana"], lane_share=0.1)
+    large = packer.pack(with_lane(), 120, count, ["Ana"], lane_share=0.5)
+    lane_ids = {t.id for t in with_lane().lane}
+    handed = lambda r: {t["id"] for s in r.scenes for t in s.turns}  # noqa: E731
+    assert len(handed(large) & lane_ids) > len(handed(small) & lane_ids)
+    assert len(handed(large) - lane_ids) < len(handed(small) - lane_ids)

@@ -21,8 +21,8 @@ from ..store.lease import holder_gone
 from ..triggers import FAMILIES, ITEM, SCENE_FAMILIES
 from .lucene import scoped_query
 from .results import COMPONENTS, Recall
-from .select import (ItemCandidates, SceneCandidates, scene_cue, select_items, select_recent, select_scenes,
-                     top_topics, trig_recall)
+from .select import (ItemCandidates, SceneCandidates, best_per_scene, scene_cue, select_items, select_lane,
+                     select_recent, select_scenes, top_topics, trig_recall)
 
 TOPIC_FIELDS = {"title": 2.0, "keywords_text": 1.0, "summary": 1.0}
 SCENE_FIELDS = {"title": 3.0, "summary": 2.0, "narrative": 1.0, "text": 1.0}
@@ -139,10 +139,16 @@ class Cascade:
                 "scene_lucene": lexical(scenes_on, "scene", SCENE_FIELDS),
                 "item_lucene": lexical(items_on, "item", ITEM_FIELDS),
                 "recent_lucene": lexical(recent_on, "recent", TURN_FIELDS), "recent": recent_on,
+                "lane_lucene": lexical(self._lane_on(off), "turn", TURN_FIELDS),
                 "topics": topics_on, "scene_dense": scenes_on and not topics_on, "dialogue": scenes_on,
                 "turns": scenes_on and "turns" not in off,
                 "item_dense": items_on and (not scenes_on or cfg.item_search > 0), "persona": "persona" not in off,
                 "families": families, **limits}
+
+    def _lane_on(self, off: frozenset[str]) -> bool:
+        """Whether this recall asks for the turn lane: only the packer uses it, with a token budget."""
+        return (self.cfg.budget_tokens is not None and self.cfg.lane_share > 0
+                and "scene_layer" not in off and "turns" not in off)
 
     def _finish(self, memory_id: str, query: str, vector: list[float], off: frozenset[str], trace: bool,
                 first: dict) -> tuple[Recall | None, dict]:
@@ -166,9 +172,10 @@ class Cascade:
                     via.setdefault(key, []).append(channel)
         trigger = trig_recall(trigger_views(first), cfg, via) if items_on else []
         recent = select_recent(ranking(first, "recent_bm25"), ranking(first, "recent_dense"), cfg)
+        lane = select_lane(ranking(first, "lane_bm25"), ranking(first, "lane_dense"), cfg) if self._lane_on(off) else []
         second = self._run("retrieve/finish", {"memory_id": memory_id, "vector": vector, "scene_ids": scene_ids,
                                                "items": items_on, "item_ids": list(via),
-                                               "recent_ids": [t.id for t in recent],
+                                               "recent_ids": [t.id for t in recent], "lane_ids": [t.id for t in lane],
                                                "commit_ms": int(MAX_COMMIT_S * 1000)})
         after = _state_of(second)
         turns = {r["id"]: r for r in second["recent"]}
@@ -178,6 +185,13 @@ class Cascade:
                 return None, after
             t.speaker, t.text, t.time, t.seq = row["speaker"], row["text"], row["time"], row["seq"]
         result.recent = recent
+        held = {r["id"]: r for r in second["lane"]}
+        for t in lane:
+            row = held.get(t.id)
+            if row is None:  # the turn or its scene went meanwhile: a write landed
+                return None, after
+            t.speaker, t.text, t.time, t.n, t.scene = row["speaker"], row["text"], row["time"], row["n"], row["scene"]
+        result.lane = lane
         if items_on:
             cands = self._item_candidates(first, second["items"], trigger, via)
             result.items = select_items(cands, cfg)
@@ -214,7 +228,7 @@ class Cascade:
             if fam.ablation not in off:  # a family switched off is no channel at all
                 cue_lists[fam.channel] = ranking(first, fam.channel)
         cue = scene_cue(cue_lists, cfg, via)
-        turn = ranking(first, "turn")
+        turn = best_per_scene(ranking(first, "lane_dense"), first["lane_dense_scenes"])
         for key, _ in turn[:cfg.cue_top]:  # a scene whose turn is among the nearest joins the pool,
             channels = via.setdefault(key, [])   # credited as a match of its dialogue (shared/spec/cli.md)
             if "dialogue" not in channels:

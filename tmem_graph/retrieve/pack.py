@@ -9,7 +9,11 @@ order, each scene's best turn with its window interleaved with the items in prop
 items' count over the scenes', after each scene; the rest after the last) and, after the
 first scene, the recent turns; an item whose source turns (`turn_ids`) are all handed over
 already is left out, the turns saying it in their own words. Later passes add each scene's
-next best turn, scene by scene in rank order, until nothing more fits. What is not handed
+next best turn, scene by scene in rank order, until nothing more fits. With a turn lane (the
+turns some scene holds, ranked by their own text: `Recall.lane`), all of that fills the
+budget but the lane's share (`lane_share`); the lane's turns then fill the rest, best first, each inside its
+scene's excerpt (a scene no excerpt holds yet is opened under its header, marked `lane`
+"turns"), and what they leave goes to the excerpts again. What is not handed
 over is dropped from the recall, so `scenes`, `items`, `via` and ranks describe exactly the
 evidence the answer model reads; every packed scene is marked `excerpt`. Pure: a recall and a
 token counter in, a recall out.
@@ -23,7 +27,7 @@ from typing import Callable
 
 from .evidence import (ITEMS_HEADING, RECENT_HEADING, SCENES_HEADING, item_line, opening, recent_line,
                        scene_header, turn_line)
-from .results import Recall, RecalledScene
+from .results import LaneTurn, Recall, RecalledScene
 
 WINDOW = 1        # neighbours kept on each side of a chosen turn
 
@@ -84,6 +88,20 @@ class _Packer:
             return True
         return False
 
+    def add(self, state: _Scene, group: list[int]) -> bool:
+        """Given turns (positions) of a scene, under its header when its excerpt is not open yet."""
+        scene = state.scene
+        lines = [turn_line(scene.turns[n], scene.time) for n in group]
+        if state.opened:
+            fits = self.spend.take(lines)
+        else:
+            header = scene_header(1, dataclasses.replace(scene, excerpt=True))
+            fits = self.take(SCENES_HEADING, header + lines)
+        if fits:
+            state.opened = True
+            state.chosen.update(group)
+        return fits
+
     def grow(self, state: _Scene) -> bool:
         """An opened excerpt's next best turn, with its window."""
         if not state.opened:
@@ -95,9 +113,13 @@ class _Packer:
         return False
 
 
-def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: list[str]) -> Recall:
-    """`recall` cut to `budget` evidence tokens (its context block without the persona)."""
+def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: list[str],
+         lane_share: float = 0.4) -> Recall:
+    """`recall` cut to `budget` evidence tokens (its context block without the persona); with a
+    turn lane, `lane_share` of the budget is kept for it (`RetrievalSettings.lane_share`)."""
     packer = _Packer(budget, count, speakers)
+    reserve = int(budget * lane_share) if recall.lane else 0
+    packer.spend.left -= reserve  # the turn lane's share, handed back to it below
     scenes = [_Scene(s, sorted(range(len(s.turns)), key=lambda n, s=s: (-recall.turn_scores.get(s.turns[n]["id"], -1.0), n)))
               for s in recall.scenes]
     per = math.ceil(len(recall.items) / len(scenes)) if scenes else len(recall.items)
@@ -119,7 +141,36 @@ def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: lis
                     recent.append(turn.id)
     while any([packer.grow(state) for state in scenes]):  # every opened excerpt, in rank order, once per pass
         pass
+    packer.spend.left += reserve
+    scenes += _lane(packer, scenes, recall.lane)
+    while any([packer.grow(state) for state in scenes]):  # what the lane left goes to the excerpts again
+        pass
     kept = [dataclasses.replace(st.scene, turns=[st.scene.turns[n] for n in sorted(st.chosen)], excerpt=True)
             for st in scenes if st.opened]
     return dataclasses.replace(recall, scenes=kept, items=items, recent=[t for t in recall.recent if t.id in recent],
                                budget_tokens=budget)
+
+
+def _lane(packer: _Packer, scenes: list[_Scene], lane: list[LaneTurn]) -> list[_Scene]:
+    """Hand over the turn lane's turns, best first, each inside its scene's excerpt (opening the
+    scene, under its header, when no excerpt holds it yet) while they fit; returns the excerpts
+    it opened, for scenes the cascade did not recall (each with the lane's turns of that scene,
+    in their order, and `via` the lane's rankings that hold them)."""
+    states = {st.scene.id: st for st in scenes}
+    new: dict[str, _Scene] = {}
+    for turn in lane:
+        if turn.scene["id"] not in states:
+            mine = sorted((t for t in lane if t.scene["id"] == turn.scene["id"]), key=lambda t: t.n)
+            scene = RecalledScene(id=turn.scene["id"], title=turn.scene["title"], time=turn.scene["time"],
+                                  score=turn.score, via=[c for c in ("bm25", "dense") if any(c in t.via for t in mine)],
+                                  ranks=turn.ranks, turns=[_turn(t) for t in mine], lane="turns")
+            states[scene.id] = new[scene.id] = _Scene(scene, [])
+        state = states[turn.scene["id"]]
+        where = next((n for n, t in enumerate(state.scene.turns) if t["id"] == turn.id), None)
+        if where is not None and where not in state.chosen:
+            packer.add(state, [where])
+    return list(new.values())
+
+
+def _turn(turn: LaneTurn) -> dict:
+    return {"id": turn.id, "speaker": turn.speaker, "text": turn.text, "time": turn.time}

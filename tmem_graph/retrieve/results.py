@@ -11,7 +11,7 @@ ABLATIONS = ("scene_layer", "item_channel", ITEM.ablation, "persona", "topic_fil
              SCENE.ablation, HORIZON.ablation)
 # every component `without` accepts: the paper's ablations, then the live path's `recent`
 # channel (the turns no scene holds yet) and the `turns` channel (scenes ranked by their best
-# turn), which are not the paper's
+# turn and, with a token budget, the turn lane of the packer), which are not the paper's
 COMPONENTS = ABLATIONS + ("recent", "turns")
 
 
@@ -58,6 +58,22 @@ class RecalledTurn:
 
 
 @dataclass
+class LaneTurn:
+    """A turn of the turn lane (packed recalls only): a turn some scene holds, ranked by its own
+    text (BM25 and the cosine of its passage, fused); the packer hands it over inside its scene's
+    excerpt (retrieve/pack.py)."""
+    id: str
+    speaker: str
+    text: str
+    time: str | None
+    n: int                      # its place in its scene
+    scene: dict                 # {id, title, time} of the scene that holds it
+    score: float
+    via: list[str]              # "bm25", "dense": the lane's rankings that hold it
+    ranks: dict[str, int]
+
+
+@dataclass
 class Recall:
     memory_id: str
     query: str
@@ -72,6 +88,10 @@ class Recall:
     # absent): what the packer ranks a scene's turns by; not part of the JSON
     turn_scores: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
     budget_tokens: int | None = None   # the evidence budget it was packed to (pack.py), if any
+    # the turn lane, best first (asked only with a token budget): what the packer hands over
+    # once the scenes and items have had their share; not part of the JSON (packed, the lane's
+    # turns are in their scenes' excerpts)
+    lane: list[LaneTurn] = field(default_factory=list, repr=False, compare=False)
 
     def to_json(self) -> dict:
         """The `tmem recall --json` object of shared/spec/cli.md (plus `ranks`, `summary`, an

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ..config import RetrievalSettings
 from ..triggers import ITEM, credit
 from .fuse import lanes, normalise, ranks_of, rrf, rrf_tail, score_fusion, strongest
-from .results import RecalledItem, RecalledScene, RecalledTurn
+from .results import LaneTurn, RecalledItem, RecalledScene, RecalledTurn
 
 Scored = list[tuple[str, float]]
 
@@ -182,3 +182,19 @@ def select_recent(bm25: Scored, dense: Scored, cfg: RetrievalSettings) -> list[R
     lists = {"bm25": _ids(bm25), "dense": _ids(dense)}
     return [RecalledTurn(key, "", "", None, score, ["recent"] + [c for c in lists if key in lists[c]],
                          ranks_of(key, lists)) for key, score in rrf(lists, cfg.k0)[:cfg.k_recent]]
+
+
+def best_per_scene(turns: Scored, scenes: list[str]) -> Scored:
+    """Scenes ranked by their best turn: `turns` (best first) with `scenes[n]` holding turn n."""
+    best: dict[str, float] = {}
+    for (_, score), scene in zip(turns, scenes, strict=True):
+        best.setdefault(scene, score)
+    return sorted(best.items(), key=lambda pair: (-pair[1], pair[0]))   # equal scores by scene id
+
+
+def select_lane(bm25: Scored, dense: Scored, cfg: RetrievalSettings) -> list[LaneTurn]:
+    """The turn lane: the turns some scene holds, their BM25 and passage-cosine rankings fused by
+    RRF (as flat hybrid retrieval ranks them); texts and scenes are filled in by the caller."""
+    lists = {"bm25": _ids(bm25), "dense": _ids(dense)}
+    return [LaneTurn(key, "", "", None, 0, {}, score, [c for c in lists if key in lists[c]], ranks_of(key, lists))
+            for key, score in rrf(lists, cfg.k0)]
