@@ -242,3 +242,35 @@ def test_a_memory_whose_turns_have_no_passage_embedding_recalls_without_the_chan
         assert "dense" in got.scenes[0].ranks
     finally:
         mem.drop()
+
+
+def test_a_packed_recall_hands_over_the_turn_lane_inside_scene_excerpts(memory, encoder, settings):
+    doc = memory.export()
+    scene_turns = {s["id"]: s["turn_ids"] for s in doc["scenes"]}
+    budget = 3000
+    packed = memory.recall(DESCRIPTIVE_QUERY, settings=settings.with_retrieval(budget_tokens=budget).retrieval)
+    evidence = memory.evidence(packed.__class__(**{**packed.__dict__, "persona": []}))
+    assert encoder.count_tokens(evidence) <= budget
+    lane = [s for s in packed.scenes if s.lane == "turns"]
+    assert lane, "the turn lane opened no scene"
+    assert packed.scenes[-len(lane):] == lane            # after the cascade's scenes
+    for s in packed.scenes:
+        assert s.excerpt and s.turns
+        ids = [t["id"] for t in s.turns]
+        assert ids == [t for t in scene_turns[s.id] if t in ids]   # the scene's own turns, in their order
+    for s in lane:
+        assert s.via and set(s.via) <= {"bm25", "dense"} and set(s.ranks) <= {"bm25", "dense"}
+        assert f"{s.title} (" in evidence                   # under its title and time
+    # the lane's turns come from the turn channel: without it, or with no share, no scene is opened for them
+    for recall in (memory.recall(DESCRIPTIVE_QUERY, without=("turns",),
+                                 settings=settings.with_retrieval(budget_tokens=budget).retrieval),
+                   memory.recall(DESCRIPTIVE_QUERY, settings=settings.with_retrieval(budget_tokens=budget,
+                                                                                      lane_share=0.0).retrieval)):
+        assert recall.scenes and all(s.lane != "turns" for s in recall.scenes) and recall.lane == []
+    # the cascade's part is what the cascade packs alone into its share, in its order
+    depth = {"k_scenes": 12, "k_items": 30}   # what for_budget gives 3,000 tokens, for both
+    packed = memory.recall(DESCRIPTIVE_QUERY, settings=settings.with_retrieval(budget_tokens=budget, **depth).retrieval)
+    alone = memory.recall(DESCRIPTIVE_QUERY, settings=settings.with_retrieval(
+        budget_tokens=budget - int(budget * 0.4), lane_share=0.0, **depth).retrieval)
+    cascade_part = [s for s in scene_ids(packed) if s in set(scene_ids(alone))]
+    assert cascade_part == scene_ids(alone) and item_ids(packed) == item_ids(alone)
