@@ -11,7 +11,8 @@ Every system runs without the `recent` channel and the baselines index only the 
 scene holds: a fixture exported between a session's add and its build holds that session's
 turns pending, which are not part of the sessions built (a finished build has none).
 `--scene-tokens` / `--item-tokens` set how deep the cascade goes for a budget
-(`config.SCENE_TOKENS`, `config.ITEM_TOKENS`), to measure another depth on the same memory.
+(`config.SCENE_TOKENS`, `config.ITEM_TOKENS`), to measure another depth on the same memory;
+`--lane-share 0` measures the packer without its turn lane.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def main() -> None:
                     help="one scene per this many budget tokens (config.SCENE_TOKENS)")
     ap.add_argument("--item-tokens", type=int, default=config.ITEM_TOKENS,
                     help="one item per this many budget tokens (config.ITEM_TOKENS)")
+    ap.add_argument("--lane-share", type=float, default=config.RetrievalSettings().lane_share,
+                    help="share of the budget the turn lane fills (RetrievalSettings.lane_share; 0: no lane)")
     args = ap.parse_args()
     config.SCENE_TOKENS, config.ITEM_TOKENS = args.scene_tokens, args.item_tokens  # read by for_budget
 
@@ -54,7 +57,7 @@ def main() -> None:
                if name in MAIN]
     results: dict[str, dict] = {}
     for budget in [None] + args.budgets:
-        store = Store(Settings.from_env().with_retrieval(budget_tokens=budget))
+        store = Store(Settings.from_env().with_retrieval(budget_tokens=budget, lane_share=args.lane_share))
         memory = api.Memory(args.memory, store=store)
         ctx = runner.Context.of(memory, memory.encoder.count_tokens, built_only=True)
         summary = runner.evaluate_locomo(ctx, qas, systems)["summary"]

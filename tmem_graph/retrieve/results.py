@@ -26,7 +26,7 @@ class RecalledScene:
     turns: list[dict]
     summary: str | None = None
     narrative: str | None = None
-    lane: str | None = None   # "descriptive" or "associative" with the lanes fusion
+    lane: str | None = None   # "descriptive" or "associative" with the lanes fusion; "turns": opened by the turn lane
     excerpt: bool = False     # packed to a token budget: `turns` holds only the turns handed over
 
 
