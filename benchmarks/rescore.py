@@ -92,7 +92,9 @@ def headline(done: dict) -> list[str]:
     plus = where / "locomo_plus.json"
     if plus.is_file():
         summary = json.loads(plus.read_text())["summary"]
-        lines += ["", "LoCoMo-Plus cue S@5: " + ", ".join(f"{k} {v['S@5']:.3f}" for k, v in summary.items())]
+        lines += ["", "LoCoMo-Plus cue S@5: " + ", ".join(f"{k} {v['S@5']:.3f}" for k, v in summary.items()),
+                  "LoCoMo-Plus cue handed at the same tokens: "
+                  + ", ".join(f"{k} {v['cue handed']:.3f}" for k, v in summary.items() if v.get("cue handed") is not None)]
     return lines + [""]
 
 

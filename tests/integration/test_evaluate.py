@@ -87,7 +87,25 @@ def test_locomo_plus_cue_recall_on_stitched_probes(conv):
     for row in result["probes"]:
         assert set(row["systems"]) >= {"full", "bm25", "dense", "hybrid"}
         assert row["systems"]["dense"] is not None  # every cue turn is in the corpus
+        assert set(row["handed"]) == set(row["systems"]) and row["tokens"] > 0
     assert 0 <= result["summary"]["full"]["S@5"] <= 1
+    # at the same tokens: a baseline's cue is handed over exactly when a cue turn fits in the
+    # longest prefix of its ranking within the full cascade's evidence tokens
+    turn_tokens = {t: conv["count"](text) for t, text in ctx.turn_text.items()}
+    for row, probe in zip(result["probes"], conv["probes"]):
+        cue = {t.id for t in probe.cue}
+        for name, ranking in ctx.flat.rankings(probe.query).items():
+            spent, prefix = 0, []
+            for t in ranking:
+                if prefix and spent + turn_tokens[t] > row["tokens"]:
+                    break
+                prefix.append(t)
+                spent += turn_tokens[t]
+            assert row["handed"][name] == bool(cue & set(prefix)), (name, probe.index)
+        recall = conv["memory"].recall(probe.query, speaker=probe.query_speaker)
+        assert row["handed"]["full"] == bool(cue & ctx.evidence_turns(recall))
+    handed = result["summary"]["full"]["cue handed"]
+    assert handed == sum(r["handed"]["full"] for r in result["probes"]) / 3
 
 
 def test_cli_writes_the_reports(conv, tmp_path):

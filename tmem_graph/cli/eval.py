@@ -325,7 +325,8 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
     header = (f"LoCoMo-Plus {what}, encoder {result['encoder']}, cascade budgets {result['budgets']}, "
               f"fusion {result['fusion']}: "
               "cascade = first recalled scene holding a cue turn; "
-              "baselines = first cue turn among all turns")
+              "baselines = first cue turn among all turns; cue handed = a cue turn in the evidence handed "
+              "over, the baselines cut at the full cascade's evidence tokens of each probe")
     table = report.markdown_plus(result["summary"])
     if len(names) > 1:
         table += "\n\n" + report.markdown_per_sample(per_base, "S@5", Counter(r["base"] for r in rows))

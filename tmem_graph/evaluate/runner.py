@@ -157,31 +157,42 @@ def _mean(values: list[float]) -> float | None:
 
 def evaluate_locomo_plus(ctx: Context, probes: list[Probe], systems=ABLATION_SETS, baselines=True) -> dict:
     """Cue recall: the rank of the first recalled scene holding a cue turn (success@1, @5),
-    per relation type; baselines: the rank of the first cue turn among all turns."""
+    per relation type; baselines: the rank of the first cue turn among all turns. And at the
+    same tokens (`handed`): whether a cue turn is in the evidence handed over (a scene's turns
+    or an item's source turns, as `Context.evidence_turns` credits them), the baselines cut at
+    the full cascade's evidence tokens for that probe (`tokens`), as `evaluate_locomo` cuts them."""
     rows = []
     for p in probes:
         cue = {t.id for t in p.cue}
-        row = {"index": p.index, "relation": p.relation, "systems": {}}
+        row = {"index": p.index, "relation": p.relation, "systems": {}, "handed": {}, "tokens": None}
         for name, without in systems:
             recall = ctx.memory.recall(p.query, speaker=p.query_speaker, without=without)
             ranks = [n for n, s in enumerate(recall.scenes, 1) if cue & {t["id"] for t in s.turns}]
             row["systems"][name] = ranks[0] if ranks else None
+            row["handed"][name] = bool(cue & ctx.evidence_turns(recall))
+            if row["tokens"] is None:
+                row["tokens"] = ctx.count(format_evidence(dataclasses.replace(recall, persona=[]), ctx.speakers))
         if baselines and ctx.flat is not None:
             for name, ranking in ctx.flat.rankings(p.query).items():
                 ranks = [n for n, t in enumerate(ranking, 1) if t in cue]
                 row["systems"][name] = ranks[0] if ranks else None
+                chosen = cut_at_budget(ranking, lambda t: ctx.count(ctx.turn_text[t]), row["tokens"] or 0)
+                row["handed"][name] = bool(cue & set(chosen))
         rows.append(row)
     return {"probes": rows, "summary": summarise_plus(rows)}
 
 
 def summarise_plus(rows: list[dict]) -> dict:
-    """S@1, S@5 and S@5 per relation type for every system."""
+    """S@1, S@5 and S@5 per relation type for every system, and `cue handed`: the share of
+    probes whose evidence, at the full cascade's tokens, holds a cue turn."""
     summary = {}
     for name in rows[0]["systems"] if rows else []:
         ranks = [r["systems"][name] for r in rows]
+        handed = [r["handed"][name] for r in rows if name in r.get("handed", {})]
         summary[name] = {"S@1": _share(ranks, 1), "S@5": _share(ranks, 5),
                          **{f"S@5 {rel}": _share([r["systems"][name] for r in rows if r["relation"] == rel], 5)
-                            for rel in ("causal", "state", "goal", "value")}}
+                            for rel in ("causal", "state", "goal", "value")},
+                         "cue handed": sum(handed) / len(handed) if handed else None}
     return summary
 
 
