@@ -118,8 +118,9 @@ def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: lis
          lane_share: float = 0.4) -> Recall:
     """`recall` cut to `budget` evidence tokens (its context block without the persona); with a
     turn lane, `lane_share` of the budget is kept for it (`RetrievalSettings.lane_share`)."""
-    packer = _Packer(budget, functools.lru_cache(maxsize=None)(count), speakers)  # a line that did not fit is
-    reserve = int(budget * lane_share) if recall.lane else 0                      # tried again on later passes
+    # each line's count is kept: a line that did not fit is tried again on every later pass
+    packer = _Packer(budget, functools.lru_cache(maxsize=None)(count), speakers)
+    reserve = int(budget * lane_share) if recall.lane else 0
     packer.spend.left -= reserve  # the turn lane's share, handed back to it below
     scenes = [_Scene(s, sorted(range(len(s.turns)), key=lambda n, s=s: (-recall.turn_scores.get(s.turns[n]["id"], -1.0), n)))
               for s in recall.scenes]
