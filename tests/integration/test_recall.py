@@ -274,3 +274,19 @@ def test_a_packed_recall_hands_over_the_turn_lane_inside_scene_excerpts(memory, 
         budget_tokens=budget - int(budget * 0.4), lane_share=0.0, **depth).retrieval)
     cascade_part = [s for s in scene_ids(packed) if s in set(scene_ids(alone))]
     assert cascade_part == scene_ids(alone) and item_ids(packed) == item_ids(alone)
+
+
+def test_a_packed_recall_never_hands_over_another_memorys_turns(memory, store, encoder, settings):
+    # another memory holding the same team-dinner dialogue (ids prefixed "xx-"): its turns match
+    # the query exactly as well as this memory's, so any unscoped lane search would bring them in
+    other = graft(synthetic_memory("test-recall-other", n_items=8, n_scenes=1), load_fixture(), "xx-")
+    api.import_memory(other, store=store, encoder=encoder, replace=True)
+    try:
+        for query in (DESCRIPTIVE_QUERY, "Bob greyhound Biscuit adopt", HORIZON_QUERY):
+            packed = memory.recall(query, settings=settings.with_retrieval(budget_tokens=3000).retrieval)
+            assert any(s.lane == "turns" for s in packed.scenes), query
+            ids = [s.id for s in packed.scenes] + [t["id"] for s in packed.scenes for t in s.turns] + \
+                  [i.id for i in packed.items] + [t.id for t in packed.lane]
+            assert not [i for i in ids if i.startswith("xx-")], query
+    finally:
+        store.drop("test-recall-other")
