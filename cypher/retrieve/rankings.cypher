@@ -16,7 +16,7 @@
 // their passage embedding, of those a scene holds, with their scenes in lane_dense_scenes: pending
 // ones take places and are left out; only in a memory marked `turn_passages`, whose every turn has
 // a passage embedding; the cascade's turn channel ranks scenes by their best one), lane_bm25 (BM25
-// over the turns a scene holds, with their scenes: the packer's turn lane, docs/retrieval.md),
+// over the turns a scene holds: the packer's turn lane, docs/retrieval.md),
 // scene_trigger and horizon (each scene's best
 // view), item_bm25, item_dense, scene_cosine (every scene some ranking or ranked topic reached);
 // topic_ids with topic_scenes (the scenes of every ranked topic); recent_bm25 and recent_dense
@@ -89,9 +89,8 @@ CALL (exists, committing) {
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $lane_lucene IS NOT NULL
   CALL db.index.fulltext.queryNodes('turn_search', $lane_lucene, {limit: $limit}) YIELD node, score
-  WHERE node.memory_id = $memory_id
-  MATCH (s:Scene)-[:HAS_TURN]->(node)
-  RETURN collect(node.id) AS lane_bm25_ids, collect(score) AS lane_bm25_scores, collect(s.id) AS lane_bm25_scenes
+  WHERE node.memory_id = $memory_id AND EXISTS { MATCH (:Scene)-[:HAS_TURN]->(node) }
+  RETURN collect(node.id) AS lane_bm25_ids, collect(score) AS lane_bm25_scores
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND 'scene' IN $families
@@ -171,7 +170,7 @@ CALL (exists, committing) {
 RETURN exists, version, committing, host, pid, topic_bm25_ids, topic_bm25_scores, topic_dense_ids,
        topic_dense_scores, topic_ids, topic_scenes, scene_bm25_ids, scene_bm25_scores, scene_dense_ids,
        scene_dense_scores, dialogue_ids, dialogue_scores, lane_dense_ids, lane_dense_scores, lane_dense_scenes,
-       lane_bm25_ids, lane_bm25_scores, lane_bm25_scenes, scene_trigger_ids, scene_trigger_scores,
+       lane_bm25_ids, lane_bm25_scores, scene_trigger_ids, scene_trigger_scores,
        horizon_ids, horizon_scores, item_views,
        item_bm25_ids, item_bm25_scores, item_dense_ids, item_dense_scores, scene_cosine_ids,
        scene_cosine_scores, recent_bm25_ids, recent_bm25_scores, recent_dense_ids, recent_dense_scores,

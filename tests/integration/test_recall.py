@@ -271,7 +271,7 @@ def test_a_packed_recall_hands_over_the_turn_lane_inside_scene_excerpts(memory, 
     depth = {"k_scenes": 12, "k_items": 30}   # what for_budget gives 3,000 tokens, for both
     packed = memory.recall(DESCRIPTIVE_QUERY, settings=settings.with_retrieval(budget_tokens=budget, **depth).retrieval)
     alone = memory.recall(DESCRIPTIVE_QUERY, settings=settings.with_retrieval(
-        budget_tokens=budget - int(budget * 0.4), lane_share=0.0, **depth).retrieval)
+        budget_tokens=budget - int(budget * settings.retrieval.lane_share), lane_share=0.0, **depth).retrieval)
     cascade_part = [s for s in scene_ids(packed) if s in set(scene_ids(alone))]
     assert cascade_part == scene_ids(alone) and item_ids(packed) == item_ids(alone)
 

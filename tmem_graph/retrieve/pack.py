@@ -80,14 +80,8 @@ class _Packer:
 
     def open(self, state: _Scene) -> bool:
         """A scene's first piece: its header (title and time) and its best turn with its window."""
-        scene = state.scene
         group = state.next_group()
-        header = scene_header(1, dataclasses.replace(scene, excerpt=True))
-        if group and self.take(SCENES_HEADING, header + [turn_line(scene.turns[n], scene.time) for n in group]):
-            state.opened = True
-            state.chosen.update(group)
-            return True
-        return False
+        return bool(group) and self.add(state, group)
 
     def add(self, state: _Scene, group: list[int]) -> bool:
         """Given turns (positions) of a scene, under its header when its excerpt is not open yet."""
@@ -96,8 +90,7 @@ class _Packer:
         if state.opened:
             fits = self.spend.take(lines)
         else:
-            header = scene_header(1, dataclasses.replace(scene, excerpt=True))
-            fits = self.take(SCENES_HEADING, header + lines)
+            fits = self.take(SCENES_HEADING, scene_header(1, dataclasses.replace(scene, excerpt=True)) + lines)
         if fits:
             state.opened = True
             state.chosen.update(group)
@@ -108,16 +101,14 @@ class _Packer:
         if not state.opened:
             return False
         group = state.next_group()
-        if group and self.spend.take([turn_line(state.scene.turns[n], state.scene.time) for n in group]):
-            state.chosen.update(group)
-            return True
-        return False
+        return bool(group) and self.add(state, group)
 
 
 def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: list[str],
          lane_share: float = 0.4) -> Recall:
     """`recall` cut to `budget` evidence tokens (its context block without the persona); with a
-    turn lane, `lane_share` of the budget is kept for it (`RetrievalSettings.lane_share`)."""
+    turn lane, `lane_share` of the budget is kept for it (`Memory.recall` passes
+    `RetrievalSettings.lane_share`, whose default this repeats: the packer imports no settings)."""
     # each line's count is kept: a line that did not fit is tried again on every later pass
     packer = _Packer(budget, functools.lru_cache(maxsize=None)(count), speakers)
     reserve = int(budget * lane_share) if recall.lane else 0
