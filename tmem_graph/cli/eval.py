@@ -292,7 +292,7 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
         memory_ids = {memory_id: _memory_ids(memory_id, [memory_id])[memory_id]}
         memories = _open(store, memory_ids)
         names = [memory_id]
-        probes = {memory_id: ev.probes_from_file(probes_path, memory_id, _scene_turns(memories[memory_id]))[:limit]}
+        probes = {memory_id: ev.probes_from_file(probes_path, memory_id, ev.scene_turns(memories[memory_id].document()))[:limit]}
     else:
         root = data_path or ev.data_dir()
         samples, names = _samples(root, base, "--base")
@@ -336,15 +336,6 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
                                 report.markdown_judge(result["judge"]["summary"], group="relation"))
     _publish(result, out, "locomo_plus", header, table, as_json,
              lambda png: report.plot_plus(result["summary"], png, f"LoCoMo-Plus {scope['where']}: cue recall"))
-
-
-def _scene_turns(memory) -> dict:
-    """Each scene of a memory with its turns, as the probe loader needs them."""
-    from ..construct.inputs import InputTurn
-
-    doc = memory.document()
-    turns = {t.id: InputTurn(t.speaker, t.text, t.time, None, t.id) for t in doc.turns}
-    return {s.id: [turns[t] for t in s.turn_ids] for s in doc.scenes}
 
 
 def _judge_plus(llm, memories: dict, probes: dict) -> dict:

@@ -166,6 +166,12 @@ def stitch(probe: dict, samples: list[dict]) -> Probe:
 RELATIONS = ("causal", "state", "goal", "value")
 
 
+def scene_turns(doc) -> dict[str, list[InputTurn]]:
+    """Each scene of a memory document (`Memory.document()`) with its turns, as `probes_from_file` needs them."""
+    turns = {t.id: InputTurn(t.speaker, t.text, t.time, None, t.id) for t in doc.turns}
+    return {s.id: [turns[t] for t in s.turn_ids] for s in doc.scenes}
+
+
 def probes_from_file(path: Path, memory_id: str, scene_turns: dict[str, list[InputTurn]]) -> list[Probe]:
     """Probes of an imported memory from a probe file (shared/data/strong-triggers): a JSON list
     of {memory_id, query, speaker, cue_scene, relation_type}; the entries of `memory_id` (an
