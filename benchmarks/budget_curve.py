@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tmem_graph import api, config  # noqa: E402
 from tmem_graph.config import Settings  # noqa: E402
 from tmem_graph.evaluate import data as ev, runner  # noqa: E402
-from tmem_graph.retrieve.presets import ABLATION_SETS  # noqa: E402
+from tmem_graph.retrieve.presets import EVAL_SETS  # noqa: E402
 from tmem_graph.store import Store  # noqa: E402
 
 MAIN = ("full", "w/o item_channel", "w/o scene_layer", "w/o all triggers", "w/o turns")
@@ -53,7 +53,7 @@ def main() -> None:
 
     sample = next(s for s in ev.load(ev.data_dir() / "locomo10.json") if s["sample_id"] == args.sample)
     qas = [q for q in ev.locomo_qas(sample, ev.EvidenceRepairs()) if ev.within_sessions(q.evidence, args.sessions)]
-    systems = [(name, without + ("recent",)) for name, without in ABLATION_SETS + [("w/o turns", ("turns",))]
+    systems = [(name, without + ("recent",)) for name, without in EVAL_SETS
                if name in MAIN]
     results: dict[str, dict] = {}
     for budget in [None] + args.budgets:

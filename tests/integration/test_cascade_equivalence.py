@@ -15,10 +15,10 @@ from tmem_graph import api
 from tmem_graph.evaluate import data as ev
 from tmem_graph.evaluate import fixtures
 from tmem_graph.retrieve.cascade import Cascade
-from tmem_graph.retrieve.presets import ABLATION_SETS
+from tmem_graph.retrieve.presets import EVAL_SETS
 
 # the paper's ablations, and the turn channel (not one of them) switched off
-SETS = ABLATION_SETS + [("w/o turns", ("turns",))]
+SETS = EVAL_SETS
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "conv26-local.json"
 

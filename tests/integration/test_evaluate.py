@@ -51,7 +51,7 @@ def test_locomo_evidence_recall_with_ablations_and_baselines(conv):
     ctx = runner.Context.of(conv["memory"], conv["count"])
     result = runner.evaluate_locomo(ctx, qas)
     summary = result["summary"]
-    assert list(summary) == [name for name, _ in runner.ABLATION_SETS] + ["bm25", "dense", "hybrid"]
+    assert list(summary) == [name for name, _ in runner.EVAL_SETS] + ["bm25", "dense", "hybrid"]
     for name, row in summary.items():
         assert 0 <= row["overall"] <= 1, name
     for q in result["questions"]:

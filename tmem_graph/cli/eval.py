@@ -215,7 +215,7 @@ def eval_locomo(ctx, sample, memory_id, data_path, build, sessions, limit, no_ab
     qas = {name: [q for q in ev.locomo_qas(by_id[name], repairs) if ev.within_sessions(q.evidence, sessions)][:limit]
            for name in names}
     count = _tokenizer_count(memories)
-    systems = runner.ABLATION_SETS[:1] if no_ablations else runner.ABLATION_SETS
+    systems = runner.EVAL_SETS[:1] if no_ablations else runner.EVAL_SETS
     rows, per_sample = [], {}
     with click.progressbar(length=sum(map(len, qas.values())), label="questions", file=sys.stderr) as bar:
         for name, memory in memories.items():
@@ -306,7 +306,7 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
                 _build(memory_ids[name], ev.build_steps(samples[position[name]], sessions, probes[name]), store, llm)
         memories = _open(store, memory_ids)
     count = _tokenizer_count(memories)
-    systems = runner.ABLATION_SETS[:1] if no_ablations else runner.ABLATION_SETS
+    systems = runner.EVAL_SETS[:1] if no_ablations else runner.EVAL_SETS
     rows, per_base = [], {}
     for name, memory in memories.items():
         context = runner.Context.of(memory, count, with_flat=not no_baselines)

@@ -12,7 +12,7 @@ from ..api import Memory
 from ..construct.checks import content_words
 from ..retrieve.evidence import format_evidence
 from ..retrieve.results import Recall
-from ..retrieve.presets import ABLATION_SETS
+from ..retrieve.presets import EVAL_SETS
 from .data import CATEGORIES, QA, Probe
 from .flat import FlatIndex, cut_at_budget
 
@@ -70,7 +70,7 @@ def raw_turns(recall: Recall) -> set[str]:
     return {t["id"] for s in recall.scenes for t in s.turns} | {t.id for t in recall.recent}
 
 
-def evaluate_locomo(ctx: Context, qas: list[QA], systems: Iterable[tuple[str, tuple]] = ABLATION_SETS,
+def evaluate_locomo(ctx: Context, qas: list[QA], systems: Iterable[tuple[str, tuple]] = EVAL_SETS,
                     baselines: bool = True, progress=None, budget_of: str = "evidence") -> dict:
     """Evidence recall per category for every system; baselines at each query's full-cascade
     token budget.
@@ -155,7 +155,7 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def evaluate_locomo_plus(ctx: Context, probes: list[Probe], systems=ABLATION_SETS, baselines=True) -> dict:
+def evaluate_locomo_plus(ctx: Context, probes: list[Probe], systems=EVAL_SETS, baselines=True) -> dict:
     """Cue recall: the rank of the first recalled scene holding a cue turn (success@1, @5),
     per relation type; baselines: the rank of the first cue turn among all turns. And at the
     same tokens (`handed`): whether a cue turn is in the evidence handed over (a scene's turns
