@@ -93,6 +93,7 @@ def main() -> None:
     where = plus.add_mutually_exclusive_group()
     where.add_argument("--base", default="conv-26", help="the LoCoMo conversation whose dev probes are stitched in")
     where.add_argument("--probes", type=Path, help="a probe file naming each probe's cue scene (imported memories)")
+    plus.add_argument("--limit", type=int, help="only the first N probes (those whose cues are built)")
     plus.add_argument("--reach-depth", type=int, default=60, help="k_scenes for `reach`")
     locomo = modes.add_parser("locomo", help="LoCoMo: evidence recall, against hybrid over turns")
     locomo.add_argument("--sample", default="conv-26")
@@ -108,7 +109,7 @@ def main() -> None:
     ctx = runner.Context.of(memory, memory.encoder.count_tokens, built_only=True)
     base = memory.settings.retrieval
     if args.mode == "plus":
-        probes = load_probes(args, memory)
+        probes = load_probes(args, memory)[:args.limit]
         cases = [(p.query, p.query_speaker, {t.id for t in p.cue}) for p in probes]
         systems, baseline = PLUS, "dense"
     else:

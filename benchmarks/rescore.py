@@ -7,8 +7,9 @@ For each fixture (fixtures/README.md) it imports the memory (the turns' texts re
 from ../shared/data; a memory of the same id already on the server is an error unless
 `--replace`, which deletes it first), then runs what docs/evaluation.md reports
 on it: `tmem eval construction`, `tmem eval locomo` on the sessions the fixture has built,
-`benchmarks/budget_curve.py` at 500 … 4,000 evidence tokens, and, when LoCoMo-Plus cues are
-stitched in, `tmem eval locomo-plus` on the probes whose cues are built. Reports go to
+`benchmarks/budget_curve.py` at 500 … 4,000 evidence tokens, `benchmarks/ceiling.py locomo`, and,
+when LoCoMo-Plus cues are stitched in, `tmem eval locomo-plus` and `benchmarks/ceiling.py plus`
+on the probes whose cues are built. Reports go to
 `<out>/<memory>/`; the headline figures (construction targets, the cascade against the best
 flat baseline at each budget, cue S@5) are printed at the end and written to
 `<out>/summary.md`. Set NEO4J_URI for a server other than the local one (`tmem db start`).
@@ -62,10 +63,15 @@ def rescore(path: Path, out: Path, log: list[dict], replace: bool) -> dict:
     run(f"{memory}: budget curve", [py, "benchmarks/budget_curve.py", "--memory", memory, "--sample", sample,
                                     *scope, "--budgets", *BUDGETS, "--out", str(where / "budget.png"),
                                     "--json", str(where / "budget.json")], log)
+    run(f"{memory}: ceiling, locomo", [py, "benchmarks/ceiling.py", "locomo", "--memory", memory, "--sample", sample,
+                                       *scope, "--budgets", *BUDGETS, "--json", str(where / "ceiling-locomo.json")], log)
     if plus and probes:
         run(f"{memory}: locomo-plus", tmem + ["eval", "locomo-plus", "--memory", memory, "--base", plus,
                                               *scope, "--limit", str(probes), "--no-ablations",
                                               "--out", str(where)], log)
+        run(f"{memory}: ceiling, locomo-plus", [py, "benchmarks/ceiling.py", "plus", "--memory", memory, "--base", plus,
+                                                "--limit", str(probes), "--budgets", *BUDGETS,
+                                                "--json", str(where / "ceiling-plus.json")], log)
     return {"memory": memory, "sessions": sessions, "probes": probes, "out": str(where)}
 
 
@@ -95,6 +101,14 @@ def headline(done: dict) -> list[str]:
         lines += ["", "LoCoMo-Plus cue S@5: " + ", ".join(f"{k} {v['S@5']:.3f}" for k, v in summary.items()),
                   "LoCoMo-Plus cue handed at the same tokens: "
                   + ", ".join(f"{k} {v['cue handed']:.3f}" for k, v in summary.items() if v.get("cue handed") is not None)]
+    for name, flat in (("locomo", "hybrid"), ("plus", "dense")):
+        ceiling = where / f"ceiling-{name}.json"
+        if ceiling.is_file():
+            report = json.loads(ceiling.read_text())
+            lines += ["", f"ceiling ({name}, benchmarks/ceiling.py): " + ", ".join(
+                f"{budget} {row['ceiling']:.3f} vs {flat} {row[flat]:.3f} ({100 * (row['ceiling'] - row[flat]):+.1f})"
+                for budget, row in report["results"].items())
+                + (f"; reach {report['reach']:.3f}" if "reach" in report else "")]
     return lines + [""]
 
 
