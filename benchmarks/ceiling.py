@@ -54,10 +54,8 @@ LOCOMO = ("cascade", "cascade, no lane", "hybrid", "ceiling")
 def load_probes(args, memory: api.Memory) -> list[ev.Probe]:
     if args.probes:
         return ev.probes_from_file(args.probes, args.memory, ev.scene_turns(memory.document()))
-    samples = ev.load(ev.data_dir() / "locomo10.json")
-    position = next(n for n, s in enumerate(samples) if s["sample_id"] == args.base)
-    return [ev.stitch(p, samples) for p in ev.load(ev.data_dir() / "locomo_plus_dev.json")
-            if p["index"] % len(samples) == position]
+    return ev.base_probes(ev.load(ev.data_dir() / "locomo_plus_dev.json"),
+                          ev.load(ev.data_dir() / "locomo10.json"), args.base)
 
 
 def handed(ctx: runner.Context, query: str, speaker: str | None, gold: set[str], settings,

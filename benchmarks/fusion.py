@@ -93,9 +93,7 @@ def load_probes(args) -> list[tuple[str, str | None, set[str] | None, set[str] |
                 if p.get("memory_id", args.memory) == args.memory]
     root = ev.data_dir()
     samples = ev.load(root / "locomo10.json")
-    position = next(n for n, s in enumerate(samples) if s["sample_id"] == args.base)
-    probes = [ev.stitch(p, samples) for p in ev.load(root / "locomo_plus_dev.json")
-              if p["index"] % len(samples) == position][:args.plus_limit]
+    probes = ev.base_probes(ev.load(root / "locomo_plus_dev.json"), samples, args.base)[:args.plus_limit]
     return [(p.query, p.query_speaker, None, {t.id for t in p.cue}) for p in probes]
 
 

@@ -76,8 +76,7 @@ def main() -> None:
     position = next(n for n, s in enumerate(samples) if s["sample_id"] == args.sample)
     probes = []
     if args.plus:
-        probes = [ev.stitch(p, samples) for p in ev.load(ev.data_dir() / "locomo_plus_dev.json")
-                  if p["index"] % len(samples) == position]
+        probes = ev.base_probes(ev.load(ev.data_dir() / "locomo_plus_dev.json"), samples, args.sample)
     steps = ev.build_steps(samples[position], args.sessions, probes, args.probes_per_step)
 
     store = Store(Settings.from_env())

@@ -55,8 +55,7 @@ def main() -> None:
     root = ev.data_dir()
     samples = ev.load(root / "locomo10.json")
     position = next(n for n, s in enumerate(samples) if s["sample_id"] == args.base)
-    probes = [ev.stitch(p, samples) for p in ev.load(root / "locomo_plus_dev.json")
-              if p["index"] % len(samples) == position][:args.plus_limit]
+    probes = ev.base_probes(ev.load(root / "locomo_plus_dev.json"), samples, args.base)[:args.plus_limit]
     qas = [q for q in ev.locomo_qas(samples[position], ev.EvidenceRepairs())
            if ev.within_sessions(q.evidence, args.sessions)]
     memory = api.Memory(args.memory)

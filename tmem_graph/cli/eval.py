@@ -298,8 +298,7 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
         samples, names = _samples(root, base, "--base")
         position = {s.get("sample_id"): n for n, s in enumerate(samples)}
         dev = ev.load(root / "locomo_plus_dev.json")
-        probes = {name: [ev.stitch(p, samples) for p in dev if p["index"] % len(samples) == position[name]][:limit]
-                  for name in names}
+        probes = {name: ev.base_probes(dev, samples, name)[:limit] for name in names}
         memory_ids = _memory_ids(memory_id, names)
         if build:
             for name in names:

@@ -163,6 +163,15 @@ def stitch(probe: dict, samples: list[dict]) -> Probe:
                  speakers[who.strip()], query_time.isoformat())
 
 
+def base_probes(dev: list[dict], samples: list[dict], base: str) -> list[Probe]:
+    """The LoCoMo-Plus dev probes whose base conversation is the sample `base` (`index % 10`),
+    each stitched into it, in file order."""
+    position = next((n for n, s in enumerate(samples) if s.get("sample_id") == base), None)
+    if position is None:
+        raise ValidationError([f"no LoCoMo sample {base!r} to stitch LoCoMo-Plus probes into"])
+    return [stitch(p, samples) for p in dev if p["index"] % len(samples) == position]
+
+
 RELATIONS = ("causal", "state", "goal", "value")
 
 

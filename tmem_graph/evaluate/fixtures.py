@@ -14,7 +14,7 @@ import copy
 from pathlib import Path
 
 from ..errors import ValidationError
-from .data import data_dir, load, stitch
+from .data import base_probes, data_dir, load
 from ..construct.inputs import locomo_turns
 
 
@@ -25,13 +25,10 @@ def texts_by_id(sample: str, plus_base: str | None, root: Path | None = None) ->
     samples = load(root / "locomo10.json")
     texts = {t.id: t.text for t in locomo_turns(samples, sample)}
     if plus_base is not None:
-        ids = [s.get("sample_id") for s in samples]
-        if plus_base not in ids:
+        if plus_base not in [s.get("sample_id") for s in samples]:
             raise ValidationError([f"texts_from.locomo_plus_base: no sample {plus_base!r}"])
-        position = ids.index(plus_base)
-        for probe in load(root / "locomo_plus_dev.json"):
-            if probe["index"] % len(samples) == position:
-                texts.update({t.id: t.text for t in stitch(probe, samples).cue})
+        for probe in base_probes(load(root / "locomo_plus_dev.json"), samples, plus_base):
+            texts.update({t.id: t.text for t in probe.cue})
     return texts
 
 
