@@ -20,7 +20,7 @@ from .errors import ConfigError
 
 DEFAULT_URI = "bolt://127.0.0.1:7687"
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
-FUSIONS = ("lanes", "rrf", "rrf_tail", "score")
+FUSIONS = ("lanes", "joint", "rrf", "rrf_tail", "score")
 MAX_BUDGET = 10_000   # the largest budget or depth a recall accepts (queries stay bounded)
 CUE_FUSIONS = ("strongest", "rrf")
 MAX_BUDGET_TOKENS = 100_000   # the largest evidence budget a recall accepts
@@ -28,6 +28,9 @@ MAX_BUDGET_TOKENS = 100_000   # the largest evidence budget a recall accepts
 # budget curve of the whole of conv-26, docs/evaluation.md "The whole conversation")
 SCENE_TOKENS = 250
 ITEM_TOKENS = 100     # ... and one item per this many tokens (at least kI); the packer then fills the budget
+# ... and the associative pass one SceneCue scene per this many tokens of its share (a scene's
+# header and best turn cost about this much on LoCoMo's dialogue)
+OPENING_TOKENS = 40
 
 
 @dataclass(frozen=True)
@@ -52,13 +55,17 @@ class RetrievalSettings:
     cue_fusion: str = "strongest"    # how SceneCue fuses its channels, one of CUE_FUSIONS
     budget_tokens: int | None = None  # one evidence budget the packer fills (retrieve/pack.py); None: kS, kI
     lane_share: float = 0.4   # with a budget, the share the turn lane fills after the scenes and items (0: no lane)
+    cue_share: float = 0.0    # with a budget, the share spent on SceneCue's scenes in its order, each opened
+                              # with its header and best turn (docs/retrieval.md; 0: no associative pass)
+    lane_dense_weight: float = 1.0  # the turn lane's RRF weight of the passage cosine against BM25's 1
+    joint_k0: int = 5         # the "joint" fusion: RRF with this k0 of the descriptive and the associative order
 
     def __post_init__(self) -> None:
         for name in ("k_topics", "k_scenes", "k_items", "k_recent", "r_trigger_items", "cue_top", "item_search"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BUDGET:
                 raise ConfigError(f"{name} {value!r}: must be an integer from 0 to {MAX_BUDGET}")
-        for name in ("k0", "cue_k0", "candidates"):  # a query's depth of 0 is refused by Neo4j
+        for name in ("k0", "cue_k0", "candidates", "joint_k0"):  # a query's depth of 0 is refused by Neo4j
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_BUDGET:
                 raise ConfigError(f"{name} {value!r}: must be an integer from 1 to {MAX_BUDGET}")
@@ -77,6 +84,13 @@ class RetrievalSettings:
         if isinstance(self.lane_share, bool) or not isinstance(self.lane_share, (int, float)) \
                 or not 0.0 <= self.lane_share < 1.0:
             raise ConfigError(f"lane_share {self.lane_share!r}: must lie in [0, 1) (0: no turn lane)")
+        if isinstance(self.lane_dense_weight, bool) or not isinstance(self.lane_dense_weight, (int, float)) \
+                or not 0.0 <= self.lane_dense_weight <= 100.0:
+            raise ConfigError(f"lane_dense_weight {self.lane_dense_weight!r}: must lie in [0, 100]")
+        if isinstance(self.cue_share, bool) or not isinstance(self.cue_share, (int, float)) \
+                or not 0.0 <= self.cue_share < 1.0 or self.cue_share + self.lane_share >= 1.0:
+            raise ConfigError(f"cue_share {self.cue_share!r}: must lie in [0, 1) and leave room for the scenes "
+                              f"beside lane_share {self.lane_share!r} (their sum under 1)")
 
     def for_budget(self) -> "RetrievalSettings":
         """The settings the cascade runs with before packing: with a token budget, deep enough
@@ -85,6 +99,12 @@ class RetrievalSettings:
             return self
         return replace(self, k_scenes=min(MAX_BUDGET, max(self.k_scenes, self.budget_tokens // SCENE_TOKENS)),
                        k_items=min(MAX_BUDGET, max(self.k_items, self.budget_tokens // ITEM_TOKENS)))
+
+    def cue_scenes(self) -> int:
+        """How many of SceneCue's scenes the associative pass may open (0 without a budget)."""
+        if self.budget_tokens is None:
+            return 0
+        return min(MAX_BUDGET, int(self.budget_tokens * self.cue_share) // OPENING_TOKENS)
 
     @classmethod
     def legacy(cls, **changes) -> "RetrievalSettings":

@@ -1,19 +1,21 @@
 // The second round trip of a recall: the chosen scenes with their turns, the item pool, then
 // the memory's state again (read last, so that a write landing meanwhile shows).
-// $memory_id, $vector, $commit_ms; $scene_ids (the chosen scenes, in order); $items (whether
+// $memory_id, $vector, $commit_ms; $scene_ids (the chosen scenes, in order); $cue_ids (SceneCue's
+// scenes for the packer's associative pass, none of $scene_ids: their turns only); $items (whether
 // the item layer is on), $item_ids (items reached through triggers or flat search), $recent_ids
 // (the chosen turns that no scene holds yet, in order), $lane_ids (the turn lane's turns, in order).
 // Columns: scenes ([{id, title, summary, narrative, time, turns: [{id, speaker, text, time, n, score}]}]:
 // n the turn's place in its scene, score its cosine with the query mapped to [0, 1] or null),
-// in the order of $scene_ids), items ([{id, by_scene, kind, text, time, turn_ids, scene_ids, score}]: the
+// in the order of $scene_ids then $cue_ids), items ([{id, by_scene, kind, text, time, turn_ids, scene_ids, score}]: the
 // selected scenes' items ∪ $item_ids, exact cosine mapped to [0, 1], best first, equal scores by id),
 // recent ([{id, speaker, text, time, seq}] of $recent_ids still pending, in order), lane ([{id,
 // speaker, text, time, n, scene: {id, title, time}}] of $lane_ids a scene holds, in order), then exists,
 // version, committing, host, pid as in retrieve/rankings.
 CYPHER 25
 CALL () {
-  UNWIND range(0, size($scene_ids) - 1) AS n
-  MATCH (s:Scene {memory_id: $memory_id, id: $scene_ids[n]})
+  WITH $scene_ids + $cue_ids AS ids
+  UNWIND range(0, size(ids) - 1) AS n
+  MATCH (s:Scene {memory_id: $memory_id, id: ids[n]})
   WITH s, n ORDER BY n
   RETURN collect({id: s.id, title: s.title, summary: s.summary, narrative: s.narrative, time: s.time,
                   turns: COLLECT { MATCH (s)-[h:HAS_TURN]->(t:Turn) WITH t, h ORDER BY h.order

@@ -38,7 +38,7 @@ def test_a_long_scene_gives_its_best_turn_with_its_neighbours_first():
     first = packed.scenes[0]
     assert first.id == "s1" and first.excerpt and [t["id"] for t in first.turns] == ["s1:6", "s1:7", "s1:8"]
     text = format_evidence(packed, ["Ana", "Ben"])
-    assert "summary of Porto trip" not in text and "[Scene 1] Porto trip (1 May 2024, 10:00)" in text
+    assert "summary of Porto trip" not in text and "[Scene 1] Porto trip (1 May 2024)" in text
 
 
 def test_every_scene_is_an_excerpt_without_its_summary_and_items_are_interleaved_in_proportion():
@@ -105,9 +105,11 @@ def test_the_cascade_fills_its_share_first_then_the_lane_hands_over_its_turns_in
     opened = by_id["s9"]                                                   # a scene the cascade did not recall
     assert opened.lane == "turns" and opened.excerpt and opened.via == ["bm25", "dense"]
     assert [t["id"] for t in opened.turns] == ["s9:1", "s9:3"]             # in conversation order
-    number = [s.id for s in packed.scenes].index("s9") + 1                # numbered after the cascade's scenes
-    assert number > len(alone.scenes)
-    assert f"[Scene {number}] title s9 (2 June 2024, 09:00)\n  Ben: lane line s9:1" in format_evidence(packed, ["Ana"])
+    assert [s.id for s in packed.scenes].index("s9") >= len(alone.scenes)  # listed after the cascade's scenes
+    # listed on their own after the scenes, each with its day, without the scene's header
+    text = format_evidence(packed, ["Ana"])
+    assert "## Other turns that match\n  Ben [2 June 2024]: lane line s9:1 of s9\n  Ben [2 June 2024]: lane line s9:3 of s9" in text
+    assert "title s9" not in text
 
 
 def test_without_a_lane_the_whole_budget_goes_to_the_cascade():
@@ -119,8 +121,8 @@ def test_without_a_lane_the_whole_budget_goes_to_the_cascade():
 
 
 def test_a_larger_lane_share_hands_more_of_the_lane_and_less_of_the_cascade():
-    small = packer.pack(with_lane(), 120, count, ["Ana"], lane_share=0.1)
-    large = packer.pack(with_lane(), 120, count, ["Ana"], lane_share=0.5)
+    small = packer.pack(with_lane(), 70, count, ["Ana"], lane_share=0.1)
+    large = packer.pack(with_lane(), 70, count, ["Ana"], lane_share=0.5)
     lane_ids = {t.id for t in with_lane().lane}
     handed = lambda r: {t["id"] for s in r.scenes for t in s.turns}  # noqa: E731
     assert len(handed(large) & lane_ids) > len(handed(small) & lane_ids)

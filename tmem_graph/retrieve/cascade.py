@@ -20,9 +20,9 @@ from ..store import ft_scope
 from ..store.lease import holder_gone
 from ..triggers import FAMILIES, ITEM, SCENE_FAMILIES
 from .lucene import scoped_query
-from .results import COMPONENTS, Recall
-from .select import (ItemCandidates, SceneCandidates, best_per_scene, scene_cue, select_items, select_lane,
-                     select_recent, select_scenes, top_topics, trig_recall)
+from .results import COMPONENTS, Recall, RecalledScene
+from .select import (ItemCandidates, SceneCandidates, best_per_scene, scene_cue, select_cue, select_items,
+                     select_lane, select_recent, select_scenes, top_topics, trig_recall)
 
 TOPIC_FIELDS = {"title": 2.0, "keywords_text": 1.0, "summary": 1.0}
 SCENE_FIELDS = {"title": 3.0, "summary": 2.0, "narrative": 1.0, "text": 1.0}
@@ -159,11 +159,13 @@ class Cascade:
         result = Recall(memory_id, query, persona=first["personas"] or [])
         traced: dict = {}
         scene_ids: list[str] = []
+        cue: list[RecalledScene] = []
         if scenes_on:
             cands = self._scene_candidates(off, first)
             result.scenes = select_scenes(cands, cfg)
             traced["scenes"] = cands
             scene_ids = [s.id for s in result.scenes]
+            cue = select_cue(cands, cfg, set(scene_ids))
         via: dict[str, list[str]] = {}
         if items_on:  # flat search over the memory's items: the whole pool without the scene layer
             depth = cfg.candidates if not scenes_on else cfg.item_search
@@ -174,6 +176,7 @@ class Cascade:
         recent = select_recent(ranking(first, "recent_bm25"), ranking(first, "recent_dense"), cfg)
         lane = select_lane(ranking(first, "lane_bm25"), ranking(first, "lane_dense"), cfg) if self._lane_on(off) else []
         second = self._run("retrieve/finish", {"memory_id": memory_id, "vector": vector, "scene_ids": scene_ids,
+                                               "cue_ids": [s.id for s in cue],
                                                "items": items_on, "item_ids": list(via),
                                                "recent_ids": [t.id for t in recent], "lane_ids": [t.id for t in lane],
                                                "commit_ms": int(MAX_COMMIT_S * 1000)})
@@ -198,7 +201,8 @@ class Cascade:
             traced["items"] = cands
         if scenes_on:
             rows = {r["id"]: r for r in second["scenes"]}
-            for s in result.scenes:
+            result.cue = cue
+            for s in result.scenes + cue:
                 row = rows.get(s.id)
                 if row is None or not row["turns"]:  # a scene always has turns: a write landed
                     return None, after

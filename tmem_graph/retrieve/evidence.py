@@ -18,6 +18,7 @@ from .results import Recall, RecalledItem, RecalledScene, RecalledTurn
 SCENES_HEADING = "## Relevant scenes"
 ITEMS_HEADING = "## Relevant items"
 RECENT_HEADING = "## Recent conversation (not yet organised into scenes)"
+LANE_HEADING = "## Other turns that match"
 
 
 def opening(speakers: list[str]) -> str:
@@ -46,11 +47,19 @@ def moment(stamp: str | None) -> str | None:
 
 
 def scene_header(n: int, scene: RecalledScene) -> list[str]:
-    """A scene's first lines: its title and time, and its summary unless it is an excerpt."""
-    lines = [f"[Scene {n}] {scene.title or ''} ({moment(scene.time) or 'time unknown'})".replace("  ", " ")]
+    """A scene's first lines: its title and time (an excerpt's day alone: the minute costs four
+    tokens and its turns are one exchange), and its summary unless it is an excerpt."""
+    when = day(scene.time) if scene.excerpt else moment(scene.time)
+    lines = [f"[Scene {n}] {scene.title or ''} ({when or 'time unknown'})".replace("  ", " ")]
     if scene.summary and not scene.excerpt:
         lines.append(f"  Summary: {scene.summary}")
     return lines
+
+
+def lane_only(scene: RecalledScene) -> bool:
+    """A packed scene that only the turn lane opened: its turns are listed on their own, each
+    with its day, without the scene's header (a header costs two thirds of a turn)."""
+    return scene.excerpt and scene.lane == "turns"
 
 
 def turn_line(turn: dict, scene_time: str | None = None) -> str:
@@ -58,6 +67,11 @@ def turn_line(turn: dict, scene_time: str | None = None) -> str:
     when = day(turn.get("time"))
     stamp = f" [{when}]" if when and when != day(scene_time) else ""
     return f"  {turn['speaker']}{stamp}: {turn['text']}"
+
+
+def lane_line(turn: dict, scene: RecalledScene) -> str:
+    """A turn listed on its own (`lane_only`): always with its day (its scene's, if it has none)."""
+    return turn_line({**turn, "time": turn.get("time") or scene.time})
 
 
 def item_line(n: int, item: RecalledItem) -> str:
@@ -73,11 +87,16 @@ def recent_line(turn: RecalledTurn) -> str:
 def format_evidence(recall: Recall, speakers: list[str]) -> str:
     """The recalled evidence as the context block of the answer prompt."""
     lines = [opening(speakers)]
-    if recall.scenes:
+    ranked = [s for s in recall.scenes if not lane_only(s)]
+    if ranked:
         lines.append(SCENES_HEADING)
-        for n, scene in enumerate(recall.scenes, 1):
+        for n, scene in enumerate(ranked, 1):
             lines += scene_header(n, scene)
             lines += [turn_line(t, scene.time) for t in scene.turns]
+    others = [s for s in recall.scenes if lane_only(s)]
+    if others:
+        lines.append(LANE_HEADING)
+        lines += [lane_line(t, s) for s in others for t in s.turns]
     if recall.items:
         lines.append(ITEMS_HEADING)
         lines += [item_line(n, item) for n, item in enumerate(recall.items, 1)]

@@ -26,8 +26,8 @@ import functools
 import math
 from typing import Callable
 
-from .evidence import (ITEMS_HEADING, RECENT_HEADING, SCENES_HEADING, item_line, opening, recent_line,
-                       scene_header, turn_line)
+from .evidence import (ITEMS_HEADING, LANE_HEADING, RECENT_HEADING, SCENES_HEADING, item_line, lane_line,
+                       lane_only, opening, recent_line, scene_header, turn_line)
 from .results import LaneTurn, Recall, RecalledScene
 
 WINDOW = 1        # neighbours kept on each side of a chosen turn
@@ -54,14 +54,27 @@ class _Scene:
     order: list[int]                  # turn positions, best first
     chosen: set[int] = dataclasses.field(default_factory=set)
     opened: bool = False
+    alone: int | None = None          # a turn handed over without its window, which comes next
 
     def next_group(self) -> list[int]:
-        """The best turn not chosen yet, with the unchosen turns of its window (positions)."""
-        best = next((n for n in self.order if n not in self.chosen), None)
+        """The best turn not chosen yet, with the unchosen turns of its window (positions); first,
+        for a scene opened with its best turn alone, that turn's neighbours."""
+        if self.alone is not None:
+            best, self.alone = self.alone, None
+        else:
+            best = next((n for n in self.order if n not in self.chosen), None)
         if best is None:
             return []
         low, high = max(0, best - WINDOW), min(len(self.scene.turns), best + WINDOW + 1)
-        return [n for n in range(low, high) if n not in self.chosen]
+        group = [n for n in range(low, high) if n not in self.chosen]
+        return group or self.next_group()
+
+    def best(self) -> list[int]:
+        """The best turn alone, when nothing is chosen yet (an associative opening)."""
+        if self.order and not self.chosen:
+            self.alone = self.order[0]
+            return [self.order[0]]
+        return []
 
 
 class _Packer:
@@ -78,14 +91,21 @@ class _Packer:
         self.headings.add(heading)
         return True
 
-    def open(self, state: _Scene) -> bool:
-        """A scene's first piece: its header (title and time) and its best turn with its window."""
-        group = state.next_group()
+    def open(self, state: _Scene, alone: bool = False) -> bool:
+        """A scene's first piece: its header (title and time) and its best turn, with its window
+        unless `alone`."""
+        group = state.best() if alone else state.next_group()
         return bool(group) and self.add(state, group)
 
     def add(self, state: _Scene, group: list[int]) -> bool:
         """Given turns (positions) of a scene, under its header when its excerpt is not open yet."""
         scene = state.scene
+        if lane_only(scene):  # listed on their own under the lane's heading, each with its day
+            fits = self.take(LANE_HEADING, [lane_line(scene.turns[n], scene) for n in group])
+            if fits:
+                state.opened = True
+                state.chosen.update(group)
+            return fits
         lines = [turn_line(scene.turns[n], scene.time) for n in group]
         if state.opened:
             fits = self.spend.take(lines)
@@ -105,16 +125,19 @@ class _Packer:
 
 
 def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: list[str],
-         lane_share: float = 0.4) -> Recall:
-    """`recall` cut to `budget` evidence tokens (its context block without the persona); with a
-    turn lane, `lane_share` of the budget is kept for it (`Memory.recall` passes
-    `RetrievalSettings.lane_share`, whose default this repeats: the packer imports no settings)."""
+         lane_share: float = 0.4, cue_share: float = 0.0, joint_k0: int = 5) -> Recall:
+    """`recall` cut to `budget` evidence tokens (its context block without the persona). With a
+    turn lane, `lane_share` of the budget is kept for it; with SceneCue's scenes (`Recall.cue`),
+    `cue_share` for the associative pass, which opens them in SceneCue's order, each with its
+    best turn. The packed scenes are listed by RRF (k0 `joint_k0`) of their places in the final
+    fusion and in SceneCue's order, the lane's own after them. (`Memory.recall` passes
+    `RetrievalSettings`' values, whose defaults these repeat: the packer imports no settings.)"""
     # each line's count is kept: a line that did not fit is tried again on every later pass
     packer = _Packer(budget, functools.lru_cache(maxsize=None)(count), speakers)
     reserve = int(budget * lane_share) if recall.lane else 0
-    packer.spend.left -= reserve  # the turn lane's share, handed back to it below
-    scenes = [_Scene(s, sorted(range(len(s.turns)), key=lambda n, s=s: (-recall.turn_scores.get(s.turns[n]["id"], -1.0), n)))
-              for s in recall.scenes]
+    associative = int(budget * cue_share) if recall.cue else 0
+    packer.spend.left -= reserve + associative  # the lane's and the associative pass's shares, handed back below
+    scenes = [_state(s, recall) for s in recall.scenes]
     per = math.ceil(len(recall.items) / len(scenes)) if scenes else len(recall.items)
     waiting = list(recall.items)
     items, recent = [], []
@@ -134,14 +157,38 @@ def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: lis
                     recent.append(turn.id)
     while any([packer.grow(state) for state in scenes]):  # every opened excerpt, in rank order, once per pass
         pass
+    packer.spend.left += associative
+    cue = [_state(s, recall) for s in recall.cue]
+    for state in cue:  # SceneCue's scenes, each under its header with its best turn alone
+        packer.open(state, alone=True)
     packer.spend.left += reserve
-    scenes += _lane(packer, scenes, recall.lane)
-    while any([packer.grow(state) for state in scenes]):  # what the lane left goes to the excerpts again
+    lane = _lane(packer, scenes + cue, recall.lane)
+    while any([packer.grow(state) for state in scenes + cue]):  # what is left goes to the excerpts again
         pass
+    order = _joint([st.scene.id for st in scenes], [st.scene.id for st in cue], joint_k0)
     kept = [dataclasses.replace(st.scene, turns=[st.scene.turns[n] for n in sorted(st.chosen)], excerpt=True)
-            for st in scenes if st.opened]
+            for st in sorted(scenes + cue, key=lambda st: order[st.scene.id]) + lane if st.opened]
     return dataclasses.replace(recall, scenes=kept, items=items, recent=[t for t in recall.recent if t.id in recent],
                                budget_tokens=budget)
+
+
+def _state(scene: RecalledScene, recall: Recall) -> _Scene:
+    """A scene to pack, its turns ordered best first by their cosine with the query."""
+    return _Scene(scene, sorted(range(len(scene.turns)),
+                                key=lambda n: (-recall.turn_scores.get(scene.turns[n]["id"], -1.0), n)))
+
+
+def _joint(descriptive: list[str], associative: list[str], k0: int) -> dict[str, int]:
+    """Each scene's place when the final fusion's order and SceneCue's are fused by RRF (k0):
+    the packed scenes are listed in it, so that both kinds of question find their best scenes
+    first; a scene in neither order keeps its place after them."""
+    scores: dict[str, float] = {}
+    for ranking in (descriptive, associative):
+        for n, key in enumerate(ranking, 1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k0 + n)
+    first = {key: n for n, key in enumerate(descriptive + associative)}
+    ranked = sorted(scores, key=lambda key: (-scores[key], first[key]))
+    return {key: n for n, key in enumerate(ranked)}
 
 
 def _lane(packer: _Packer, scenes: list[_Scene], lane: list[LaneTurn]) -> list[_Scene]:
@@ -156,7 +203,7 @@ def _lane(packer: _Packer, scenes: list[_Scene], lane: list[LaneTurn]) -> list[_
             mine = sorted((t for t in lane if t.scene["id"] == turn.scene["id"]), key=lambda t: t.n)
             scene = RecalledScene(id=turn.scene["id"], title=turn.scene["title"], time=turn.scene["time"],
                                   score=turn.score, via=[c for c in ("bm25", "dense") if any(c in t.via for t in mine)],
-                                  ranks=turn.ranks, turns=[_turn(t) for t in mine], lane="turns")
+                                  ranks=turn.ranks, turns=[_turn(t) for t in mine], lane="turns", excerpt=True)
             states[scene.id] = new[scene.id] = _Scene(scene, [])
         state = states[turn.scene["id"]]
         where = next((n for n, t in enumerate(state.scene.turns) if t["id"] == turn.id), None)

@@ -92,6 +92,10 @@ class Recall:
     # once the scenes and items have had their share; not part of the JSON (packed, the lane's
     # turns are in their scenes' excerpts)
     lane: list[LaneTurn] = field(default_factory=list, repr=False, compare=False)
+    # SceneCue's scenes in its order, with their turns (asked only with a token budget and a
+    # `cue_share`): what the packer's associative pass opens; not part of the JSON (packed, the
+    # scenes it opened are among `scenes`)
+    cue: list[RecalledScene] = field(default_factory=list, repr=False, compare=False)
 
     def to_json(self) -> dict:
         """The `tmem recall --json` object of shared/spec/cli.md (plus `ranks`, `summary`, an

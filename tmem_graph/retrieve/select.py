@@ -114,11 +114,11 @@ def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
                cfg: RetrievalSettings, passages: Scored = ()) -> list[tuple[str, float, str | None]]:
     """The final fusion of one layer with the strategy `cfg.fusion` (see fuse.py): the pool is
     `dense` (every candidate has a cosine); `lexical` and `associative` rank parts of it.
-    `passages` ranks candidates by their best part (scenes by their best turn): with "lanes" it
-    takes the place of `dense` in the descriptive lane when it ranks anything, the candidates
+    `passages` ranks candidates by their best part (scenes by their best turn): with "lanes" and
+    "joint" it takes the place of `dense` in the descriptive order when it ranks anything, the candidates
     neither it nor `lexical` ranks following in `dense` order (docs/retrieval.md, "The turn
-    channel"); the other fusions ignore it. Returns the top `k` as (id, score, lane),
-    lane None unless the fusion is "lanes"."""
+    channel"); the other fusions ignore it. Returns the top `k` as (id, score, lane), lane
+    None unless the fusion is "lanes" or "joint" (which names the order that ranks it higher)."""
     pool = _ids(dense)
     lists = {"bm25": _ids(lexical), "dense": pool}
     if cfg.cue_in_fusion and associative:
@@ -131,12 +131,18 @@ def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
         norm = {"bm25": normalise(lexical, floor=0.0), "dense": normalise(dense),
                 "cue": normalise(associative) if "cue" in lists else {}}
         return [(key, score, None) for key, score in score_fusion(norm, pool)[:k]]
-    if cfg.fusion == "lanes":  # RRF of bm25 and the best turn (or the dense vector) is the descriptive lane
-        nearest = {"turn": _ids(passages)} if passages else {"dense": pool}
-        descriptive = _ids(rrf({"bm25": lists["bm25"], **nearest}, cfg.k0))
-        if passages:  # what neither list ranks follows in dense order, so the lane never runs short
-            ranked = set(descriptive)
-            descriptive += [key for key in pool if key not in ranked]
+    # RRF of bm25 and the best turn (or the dense vector) is the descriptive order
+    nearest = {"turn": _ids(passages)} if passages else {"dense": pool}
+    descriptive = _ids(rrf({"bm25": lists["bm25"], **nearest}, cfg.k0))
+    if passages:  # what neither list ranks follows in dense order, so the lane never runs short
+        ranked = set(descriptive)
+        descriptive += [key for key in pool if key not in ranked]
+    if cfg.fusion == "joint":  # one order: RRF with a small k0 of the descriptive and the associative order
+        orders = {"descriptive": descriptive, "associative": lists.get("cue", [])}
+        places = {lane: {key: n for n, key in enumerate(order)} for lane, order in orders.items()}
+        return [(key, score, min((lane for lane in places if key in places[lane]), key=lambda l: places[l][key]))
+                for key, score in rrf(orders, cfg.joint_k0)[:k]]
+    if cfg.fusion == "lanes":
         taken = {"descriptive": 0, "associative": 0}
         out = []
         for key, lane in lanes(descriptive, lists.get("cue", []), k, cfg.associative_share):
@@ -156,6 +162,23 @@ def select_scenes(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledSc
     return [RecalledScene(id=s, title=None, time=None, score=score, via=c.via[s],
                           ranks=ranks_of(s, {n: r for n, r in rankings.items() if r}), turns=[], lane=lane)
             for s, score, lane in fused]
+
+
+def select_cue(c: SceneCandidates, cfg: RetrievalSettings, chosen: set[str]) -> list[RecalledScene]:
+    """SceneCue's first `cfg.cue_scenes()` scenes that the final fusion did not choose, in its
+    order, for the packer's associative pass (lane "associative"; `via` the cue channels that
+    rank them within `cue_top`, else their best; turns are filled in by the caller)."""
+    lists = {n: _ids(r) for n, r in c.cue_lists.items()}
+    out = []
+    for place, (s, score) in enumerate(c.cue[:cfg.cue_scenes()], 1):
+        if s in chosen:
+            continue
+        ranks = {**ranks_of(s, lists), "cue": place}
+        channels = [n for n in lists if ranks.get(n, cfg.cue_top + 1) <= cfg.cue_top]
+        out.append(RecalledScene(id=s, title=None, time=None, score=score,
+                                 via=channels or [min(lists, key=lambda n: ranks.get(n, len(c.cue) + 1))],
+                                 ranks=ranks, turns=[], lane="associative"))
+    return out
 
 
 def select_items(c: ItemCandidates, cfg: RetrievalSettings) -> list[RecalledItem]:
@@ -194,7 +217,8 @@ def best_per_scene(turns: Scored, scenes: list[str]) -> Scored:
 
 def select_lane(bm25: Scored, dense: Scored, cfg: RetrievalSettings) -> list[LaneTurn]:
     """The turn lane: the turns some scene holds, their BM25 and passage-cosine rankings fused by
-    RRF (as flat hybrid retrieval ranks them); texts and scenes are filled in by the caller."""
+    RRF, the cosine's terms weighted by `lane_dense_weight` (1: as flat hybrid retrieval ranks
+    them); texts and scenes are filled in by the caller."""
     lists = {"bm25": _ids(bm25), "dense": _ids(dense)}
     return [LaneTurn(key, "", "", None, 0, {}, score, [c for c in lists if key in lists[c]], ranks_of(key, lists))
-            for key, score in rrf(lists, cfg.k0)]
+            for key, score in rrf(lists, cfg.k0, weights={"dense": cfg.lane_dense_weight})]

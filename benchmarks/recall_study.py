@@ -1,0 +1,259 @@
+"""The recall study: every candidate list of a memory's queries traced once, then the final
+fusion and the packer replayed offline under any constants, and the constants chosen
+leave-one-memory-out (docs/retrieval.md, "Choosing the constants").
+
+    # 1. trace (one cascade run per query, as deep as the widest budget needs; needs the server)
+    python -m benchmarks.recall_study trace --memory conv-30-strong --sample conv-30 \\
+        --probes ../shared/data/strong-triggers/conv-30-probes.json
+    python -m benchmarks.recall_study trace --memory conv42-strong --sample conv-42 --base conv-42
+    # 2. replay a grid of constants on every traced memory, choose them leave-one-memory-out
+    python -m benchmarks.recall_study choose --out eval-out/study/choice.json
+
+A trace holds, per query (the LoCoMo questions of `--sample` whose evidence the memory holds,
+and the LoCoMo-Plus probes of `--base` or `--probes`): the scene and item candidates of the
+cascade (`Recall.trace`: BM25, dense, SceneCue and its channels, the turn channel, the item
+pool), the turn lane, and the cosine of every turn of the memory with the query. A replay runs
+the product's own pure functions on it (`select_scenes`, `select_items`, `pack`), so it differs
+from `Memory.recall` only in its pool: the trace's pool is the widest any variant uses.
+Figures at equal tokens: the flat baselines are cut at the packed evidence's tokens, as
+`tmem eval` cuts them. The figures that docs/ report come from `tmem eval`, not from here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import itertools
+import json
+import pickle
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tmem_graph import api  # noqa: E402
+from tmem_graph.config import RetrievalSettings  # noqa: E402
+from tmem_graph.evaluate import data as ev  # noqa: E402
+from tmem_graph.evaluate.flat import cut_at_budget  # noqa: E402
+from tmem_graph.evaluate.runner import Context  # noqa: E402
+from tmem_graph.retrieve.cascade import Cascade  # noqa: E402
+from tmem_graph.retrieve.evidence import format_evidence  # noqa: E402
+from tmem_graph.retrieve.pack import pack  # noqa: E402
+from tmem_graph.retrieve.results import Recall  # noqa: E402
+from tmem_graph.retrieve.select import ItemCandidates, select_cue, select_items, select_scenes  # noqa: E402
+
+CACHE = Path("eval-out/study")
+BUDGETS = (500, 1000, 2000, 4000)
+WIDEST = RetrievalSettings(budget_tokens=max(BUDGETS), cue_share=0.5, lane_share=0.4)
+TURN_COSINES = "MATCH (t:Turn {memory_id: $m}) WHERE t.embedding IS NOT NULL RETURN t.id AS id, t.embedding AS v"
+
+
+def trace(args) -> None:
+    import numpy as np
+
+    memory = api.Memory(args.memory)
+    doc = memory.document()
+    ctx = Context.of(memory, memory.encoder.count_tokens, built_only=True)
+    root = ev.data_dir()
+    samples = ev.load(root / "locomo10.json")
+    sample = next(s for s in samples if s["sample_id"] == args.sample)
+    held = {t for s in doc.scenes for t in s.turn_ids}
+    qas = [q for q in ev.locomo_qas(sample, ev.EvidenceRepairs()) if set(q.evidence) <= held]
+    if args.probes:
+        probes = ev.probes_from_file(args.probes, args.memory, ev.scene_turns(doc))
+    elif args.base:
+        probes = [p for p in ev.base_probes(ev.load(root / "locomo_plus_dev.json"), samples, args.base)
+                  if {t.id for t in p.cue} <= held]
+    else:
+        probes = []
+    with memory.store.session() as session:
+        rows = [r.data() for r in session.run(TURN_COSINES, m=args.memory)]
+    ids = [r["id"] for r in rows]
+    matrix = np.array([r["v"] for r in rows], dtype=np.float32)
+    cascade = Cascade(memory.store, WIDEST.for_budget())
+    queries = [("locomo", q.question, None, {"evidence": q.evidence, "category": q.category}) for q in qas]
+    queries += [("plus", p.query, p.query_speaker, {"cue": sorted(t.id for t in p.cue), "relation": p.relation})
+                for p in probes]
+    out = []
+    for n, (kind, text, speaker, gold) in enumerate(queries, 1):
+        vector = memory.encoder.encode([text])[0]
+        recall = cascade.recall(memory.id, text, vector, speaker=speaker, without=("recent",), trace=True)
+        cos = matrix @ np.array(vector, dtype=np.float32)
+        out.append({"kind": kind, "query": text, "gold": gold, "trace": recall.trace, "lane": recall.lane,
+                    "turn_scores": {i: float((c + 1) / 2) for i, c in zip(ids, cos)},  # Neo4j's [0, 1] scale
+                    "flat": {k: v[:400] for k, v in ctx.flat.rankings(text, vector).items()}})
+        print(f"\r{args.memory}: {n}/{len(queries)}", end="", file=sys.stderr)
+    print(file=sys.stderr)
+    turns = {t.id: t for t in doc.turns}
+    scenes = {s.id: {"title": s.title, "time": s.time, "summary": s.summary,
+                     "turns": [{"id": t, "speaker": turns[t].speaker, "text": turns[t].text, "time": turns[t].time}
+                               for t in s.turn_ids]} for s in doc.scenes}
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = CACHE / f"{args.memory}.trace.pkl"
+    with open(path, "wb") as f:
+        pickle.dump({"memory": args.memory, "speakers": list(doc.speakers), "queries": out, "scenes": scenes,
+                     "turn_text": ctx.turn_text, "item_turns": ctx.item_turns, "scene_turns": ctx.scene_turns}, f)
+    print(f"{path}: {len(qas)} LoCoMo questions, {len(probes)} LoCoMo-Plus probes")
+
+
+@dataclasses.dataclass
+class Replay:
+    """One traced memory, replayed."""
+
+    data: dict
+    count: callable
+
+    def recall(self, q: dict, cfg: RetrievalSettings) -> Recall:
+        deep = cfg.for_budget()
+        chosen = select_scenes(q["trace"]["scenes"], deep)
+        cue = select_cue(q["trace"]["scenes"], deep, {s.id for s in chosen})
+        for s in chosen + cue:
+            stored = self.data["scenes"][s.id]
+            s.title, s.summary = stored["title"], stored["summary"]
+            s.time = stored["time"] or stored["turns"][0]["time"]   # as the store gives a scene its time
+            s.turns = stored["turns"]
+        items = select_items(self.item_pool(q["trace"].get("items"), {s.id for s in chosen}), deep)
+        lane = sorted(q["lane"], key=lambda t: -sum(w / (cfg.k0 + t.ranks[c]) for c, w in
+                                                    (("bm25", 1.0), ("dense", cfg.lane_dense_weight)) if c in t.ranks))
+        recall = Recall(self.data["memory"], q["query"], scenes=chosen, items=items, cue=cue,
+                        lane=lane if cfg.lane_share > 0 else [], turn_scores=q["turn_scores"])
+        if cfg.budget_tokens is None:
+            return recall
+        return pack(recall, cfg.budget_tokens, self.count, self.data["speakers"], cfg.lane_share, cfg.cue_share,
+                    cfg.joint_k0)
+
+    @staticmethod
+    def item_pool(c, scenes: set[str]):
+        """The traced item candidates as the cascade gathers them for these scenes: the items of
+        the chosen scenes and those reached otherwise (TrigRecall, flat search)."""
+        if c is None:
+            return ItemCandidates([], [], [], {})
+        keep = {i for i, row in c.rows.items() if c.via.get(i, ["scene"]) != ["scene"] or set(row["scene_ids"]) & scenes}
+        via = {i: [v for v in c.via[i] if v != "scene" or set(c.rows[i]["scene_ids"]) & scenes] for i in keep}
+        return ItemCandidates([x for x in c.bm25 if x[0] in keep], [x for x in c.dense if x[0] in keep],
+                              [x for x in c.trigger if x[0] in keep], via, {i: c.rows[i] for i in keep})
+
+    def handed(self, recall: Recall) -> set[str]:
+        got = {t["id"] for s in recall.scenes for t in s.turns}
+        for item in recall.items:
+            got |= set(self.data["item_turns"].get(item.id) or
+                       [t for sid in item.scene_ids for t in self.data["scene_turns"].get(sid, [])])
+        return got
+
+    def score(self, cfg: RetrievalSettings) -> dict:
+        """Per kind: the cascade's figure and dense's (Plus: cue handed; LoCoMo: evidence recall
+        against the best flat baseline) at the same tokens, and S@5 / scene R@5."""
+        out = {"plus": [], "dense": [], "s5": [], "locomo": [], "flat": [], "r5": []}
+        cost = lambda t: self.count(self.data["turn_text"][t])  # noqa: E731
+        for q in self.data["queries"]:
+            recall = self.recall(q, cfg)
+            tokens = self.count(format_evidence(dataclasses.replace(recall, persona=[]), self.data["speakers"]))
+            got = self.handed(recall)
+            if q["kind"] == "plus":
+                cue = set(q["gold"]["cue"])
+                out["plus"].append(bool(cue & got))
+                out["dense"].append(bool(cue & set(cut_at_budget(q["flat"]["dense"], cost, tokens))))
+                out["s5"].append(any(cue & {t["id"] for t in s.turns} for s in recall.scenes[:5]))
+            else:
+                gold = set(q["gold"]["evidence"])
+                out["locomo"].append(len(gold & got) / len(gold))
+                for b in ("bm25", "dense", "hybrid"):
+                    out.setdefault(f"flat_{b}", []).append(len(gold & set(cut_at_budget(q["flat"][b], cost, tokens)))
+                                                          / len(gold))
+        means = {k: statistics.mean(v) if v else None for k, v in out.items()}
+        if out["locomo"]:  # the best flat baseline: the best mean, as tmem eval reports them
+            means["flat"] = max(means.pop(f"flat_{b}") for b in ("bm25", "dense", "hybrid"))
+        return means
+
+
+def load(paths: list[Path]) -> dict[str, Replay]:
+    from tmem_graph.encode import get_encoder
+
+    count = functools.lru_cache(maxsize=None)(get_encoder().count_tokens)
+    out = {}
+    for path in paths:
+        with open(path, "rb") as f:
+            data = pickle.load(f)
+        out[data["memory"]] = Replay(data, count)
+    return out
+
+
+GRID = {"cue_share": (0.0, 0.1, 0.2, 0.3, 0.4), "lane_share": (0.3, 0.4, 0.5), "lane_dense_weight": (1.0, 3.0)}
+ORDER = {"joint_k0": (1, 5, 30, 60)}   # only the order of the packed scenes: chosen by S@5 alone
+
+
+def variants() -> list[dict]:
+    return [dict(zip(GRID, values)) for values in itertools.product(*GRID.values())
+            if sum(v for k, v in zip(GRID, values) if k.endswith("_share")) < 0.95]
+
+
+def objective(figures: dict) -> float:
+    """What a memory's constants are judged by: the mean lead over dense at equal tokens of the
+    cue handed (LoCoMo-Plus) plus that of evidence recall over the best flat baseline (LoCoMo),
+    over the budgets; a memory without one of the kinds counts the other."""
+    leads = []
+    for per in figures.values():
+        if per["plus"] is not None:
+            leads.append(per["plus"] - per["dense"])
+        if per["locomo"] is not None:
+            leads.append(per["locomo"] - per["flat"])
+    return statistics.mean(leads)
+
+
+def choose(args) -> None:
+    memories = load(sorted(CACHE.glob("*.trace.pkl")) if not args.traces else args.traces)
+    table: dict[str, dict[str, dict]] = {}
+    grid = variants()
+    for n, v in enumerate(grid, 1):
+        key = json.dumps(v, sort_keys=True)
+        table[key] = {m: {b: r.score(RetrievalSettings(budget_tokens=b, **v)) for b in BUDGETS}
+                      for m, r in memories.items()}
+        print(f"\r{n}/{len(grid)}", end="", file=sys.stderr)
+    print(file=sys.stderr)
+    report = {"grid": GRID, "memories": list(memories), "leave_one_out": {}}
+    for held in memories:
+        best = max(table, key=lambda k: statistics.mean(objective(table[k][m]) for m in memories if m != held))
+        report["leave_one_out"][held] = {"constants": json.loads(best), "figures": table[best][held]}
+    every = max(table, key=lambda k: statistics.mean(objective(table[k][m]) for m in memories))
+    report["all"] = {"constants": json.loads(every), "figures": {m: table[every][m] for m in memories}}
+    report["table"] = table
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1))
+    print(render(report))
+
+
+def render(report: dict) -> str:
+    lines = ["| held-out memory | constants chosen without it | cue handed − dense at 500 / 1,000 / 2,000 / 4,000 | "
+             "recall − best flat | S@5 (2,000) |", "|---|---|---|---|---|"]
+    for m, r in report["leave_one_out"].items():
+        f = r["figures"]
+        c = r["constants"]
+        lead = lambda a, b: " / ".join("–" if f[x][a] is None else f"{100 * (f[x][a] - f[x][b]):+.1f}"  # noqa: E731
+                                       for x in f)
+        lines.append(f"| {m} | cue {c['cue_share']}, lane {c['lane_share']} (dense weight {c['lane_dense_weight']}) | "
+                     f"{lead('plus', 'dense')} | {lead('locomo', 'flat')} | "
+                     f"{'–' if f[2000]['s5'] is None else format(f[2000]['s5'], '.3f')} |")
+    c = report["all"]["constants"]
+    lines.append(f"\nchosen on every memory: {c}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("trace")
+    t.add_argument("--memory", required=True)
+    t.add_argument("--sample", required=True, help="the LoCoMo conversation whose questions to trace")
+    t.add_argument("--base", help="trace the LoCoMo-Plus dev probes stitched into this base")
+    t.add_argument("--probes", type=Path, help="or the probes of an imported memory (shared/data/strong-triggers)")
+    c = sub.add_parser("choose")
+    c.add_argument("--traces", type=Path, nargs="*")
+    c.add_argument("--out", type=Path, default=CACHE / "choice.json")
+    args = ap.parse_args()
+    trace(args) if args.command == "trace" else choose(args)
+
+
+if __name__ == "__main__":
+    main()
