@@ -1,5 +1,7 @@
 """The evidence packer: one token budget filled from ranked scenes, items and recent turns."""
 
+import dataclasses
+
 import pytest
 
 from tmem_graph.retrieve import pack as packer
@@ -127,3 +129,54 @@ def test_a_larger_lane_share_hands_more_of_the_lane_and_less_of_the_cascade():
     handed = lambda r: {t["id"] for s in r.scenes for t in s.turns}  # noqa: E731
     assert len(handed(large) & lane_ids) > len(handed(small) & lane_ids)
     assert len(handed(large) - lane_ids) < len(handed(small) - lane_ids)
+
+
+def with_cue() -> Recall:
+    r = with_lane()
+    r.cue = [dataclasses.replace(scene("c1", 2, "Oysters make Ana ill"), lane="associative"),
+             dataclasses.replace(scene("c2", 6, "Ana's sister visits"), lane="associative")]
+    r.turn_scores.update({"c1:1": 0.4, "c2:4": 0.5})
+    return r
+
+
+@pytest.mark.parametrize("budget", [30, 60, 100, 160, 250, 1000])
+def test_with_an_associative_pass_the_evidence_never_exceeds_the_budget(budget):
+    packed = packer.pack(with_cue(), budget, count, ["Ana", "Ben"], cue_share=0.3)
+    evidence = format_evidence(Recall("m", "q", packed.scenes, packed.items, [], packed.recent), ["Ana", "Ben"])
+    assert count(evidence) <= budget
+
+
+def test_the_associative_pass_opens_scenecues_scenes_with_their_best_turn_alone():
+    budget = 200
+    packed = packer.pack(with_cue(), budget, count, ["Ana", "Ben"], lane_share=0.2, cue_share=0.2)
+    by_id = {s.id: s for s in packed.scenes}
+    # each under its header with its best turn (by cosine); what is left at the end grows it by that
+    # turn's neighbours first
+    assert "c1:1" in [t["id"] for t in by_id["c1"].turns]
+    c2 = {t["id"] for t in by_id["c2"].turns}
+    assert "c2:4" in c2 and c2 <= {"c2:3", "c2:4", "c2:5"}
+    assert by_id["c1"].lane == "associative" and by_id["c1"].excerpt
+    assert "[Scene" in format_evidence(packed, ["Ana"]) and "Oysters make Ana ill" in format_evidence(packed, ["Ana"])
+    # the cascade's part is what it packs alone into the budget the two passes leave it
+    alone = packer.pack(with_lane(), budget - int(budget * 0.2) - int(budget * 0.2), count, ["Ana", "Ben"], lane_share=0)
+    cascade = [s for s in packed.scenes if s.lane not in ("associative", "turns")]
+    lane = {t.id for t in with_lane().lane}   # the lane's turns join the excerpts that hold them
+    assert {s.id: [t["id"] for t in s.turns if t["id"] not in lane] for s in cascade} == \
+           {s.id: [t["id"] for t in s.turns] for s in alone.scenes}
+
+
+def test_without_scenecues_scenes_or_share_the_packer_is_unchanged():
+    plain = packer.pack(with_lane(), 200, count, ["Ana"], lane_share=0.4)
+    for packed in (packer.pack(with_lane(), 200, count, ["Ana"], lane_share=0.4, cue_share=0.3),
+                   packer.pack(with_cue(), 200, count, ["Ana"], lane_share=0.4, cue_share=0.0)):
+        kept = [s for s in packed.scenes if s.lane != "associative"]
+        assert [(s.id, [t["id"] for t in s.turns]) for s in kept] == \
+               [(s.id, [t["id"] for t in s.turns]) for s in plain.scenes]
+
+
+def test_packed_scenes_are_listed_by_the_joint_order_of_the_fusion_and_scenecue():
+    order = packer._joint(["s1", "s2", "s3"], ["c1", "c2", "s3"], k0=60)
+    # s3 is in both lists, so it climbs over both firsts; equal scores keep the fusion's order first
+    assert sorted(order, key=order.get) == ["s3", "s1", "c1", "s2", "c2"]
+    packed = packer.pack(with_cue(), 1000, count, ["Ana"], lane_share=0.2, cue_share=0.2, joint_k0=1)
+    assert [s.id for s in packed.scenes][:2] == ["s1", "c1"] and packed.scenes[-1].lane == "turns"
