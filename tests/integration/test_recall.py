@@ -260,7 +260,8 @@ def test_a_packed_recall_hands_over_the_turn_lane_inside_scene_excerpts(memory, 
         assert ids == [t for t in scene_turns[s.id] if t in ids]   # the scene's own turns, in their order
     for s in lane:
         assert s.via and set(s.via) <= {"bm25", "dense"} and set(s.ranks) <= {"bm25", "dense"}
-        assert f"{s.title} (" in evidence                   # under its title and time
+        for t in s.turns:                                   # listed on their own, each with its day
+            assert f"{t['speaker']} [" in evidence and t["text"] in evidence.split("## Other turns that match")[1]
     # the lane's turns come from the turn channel: without it, or with no share, no scene is opened for them
     for recall in (memory.recall(DESCRIPTIVE_QUERY, without=("turns",),
                                  settings=settings.with_retrieval(budget_tokens=budget).retrieval),
