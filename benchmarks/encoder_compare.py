@@ -2,9 +2,13 @@
 in a fresh process of its own, the import of its backend, the model's load, one query's
 encoding (median of 30 short questions, one at a time) and the 419 turns of conv-26 encoded
 as a build encodes them; twice each, alternating which goes first. Also the bytes installed.
+`NAME@DIR` runs that encoder from another checkout (old against new, side by side):
 
     python -m benchmarks.encoder_compare [--encoders all-MiniLM-L6-v2 all-mpnet-base-v2] \\
         [--rounds 2] --out /tmp/encoders.json
+    git worktree add /tmp/before HEAD~1
+    python -m benchmarks.encoder_compare --encoders all-mpnet-base-v2@/tmp/before all-mpnet-base-v2 \\
+        --rounds 4 --out /tmp/mpnet.json
 """
 
 from __future__ import annotations
@@ -73,14 +77,15 @@ def main() -> None:
     runs: dict[str, list[dict]] = {e: [] for e in args.encoders}
     for r in range(args.rounds):
         for encoder in args.encoders if r % 2 == 0 else list(reversed(args.encoders)):
-            done = subprocess.run([sys.executable, "-c", PROBE, encoder], cwd=HERE, capture_output=True, text=True)
+            name, _, tree = encoder.partition("@")
+            done = subprocess.run([sys.executable, "-c", PROBE, name], cwd=tree or HERE, capture_output=True, text=True)
             if done.returncode:
                 raise SystemExit(f"{encoder}: {done.stderr.strip()}")
             runs[encoder].append(json.loads(done.stdout.strip().splitlines()[-1]))
             print(encoder, runs[encoder][-1], flush=True)
     keys = ("import_s", "load_s", "query_ms_p50", "turns_s")
-    table = {e: {k: round(statistics.median(run[k] for run in rs), 3) for k in keys} | {"installed_mb": installed_mb(e)}
-             for e, rs in runs.items()}
+    table = {e: {k: round(statistics.median(run[k] for run in rs), 3) for k in keys}
+             | {"installed_mb": installed_mb(e.partition("@")[0])} for e, rs in runs.items()}
     result = {"machine": machine(), "load_average": load_average(), "runs": runs, "medians": table}
     args.out.write_text(json.dumps(result, indent=1))
     print("| encoder | import s | load s | one query ms (p50) | 419 turns s | installed MB |")

