@@ -27,7 +27,7 @@ from .model import (
 )
 
 FORMAT = "tmem-memory/1"
-MEMORY_ID_RE = re.compile(r"^[A-Za-z0-9_.:\-]{1,128}$")
+MEMORY_ID_RE = re.compile(r"[A-Za-z0-9_.:\-]{1,128}")   # whole string: fullmatch (`$` would accept a final newline)
 MAX_TURNS = 1_000_000
 MAX_TEXT_BYTES = 32 * 1024
 MAX_ID_CHARS = 256     # ids and speaker names are indexed: Neo4j refuses index keys over ~8 KB
@@ -50,7 +50,7 @@ def _q(value: Any) -> str:
 
 def check_memory_id(memory_id: Any, where: str = "memory_id") -> str:
     """Return `memory_id` if it is valid, else raise ValidationError naming `where`."""
-    if not isinstance(memory_id, str) or not MEMORY_ID_RE.match(memory_id):
+    if not isinstance(memory_id, str) or not MEMORY_ID_RE.fullmatch(memory_id):
         raise ValidationError([
             f"{where}: {memory_id!r} is not a valid memory id "
             "(1-128 letters, digits, '-', '_', '.', ':')"
@@ -157,7 +157,7 @@ def parse_document(doc: Any) -> tuple[MemoryDoc, list[str]]:
     if doc.get("format") != FORMAT:
         c.fail("format", f"must be {FORMAT!r}, not {doc.get('format')!r}")
     memory_id = doc.get("memory_id")
-    if not isinstance(memory_id, str) or not MEMORY_ID_RE.match(memory_id):
+    if not isinstance(memory_id, str) or not MEMORY_ID_RE.fullmatch(memory_id):
         c.fail("memory_id", f"{memory_id!r} is not a valid memory id "
                             "(1-128 letters, digits, '-', '_', '.', ':')")
 

@@ -80,3 +80,12 @@ def test_items_source_turns_round_trip_and_are_omitted_when_unknown(team_doc):
     assert warnings == [] and memory.items[4].turn_ids == ["D1:2", "D3:1"] and memory.items[0].turn_ids == []
     again = to_document(memory)
     assert again["items"][4]["turn_ids"] == ["D1:2", "D3:1"] and "turn_ids" not in again["items"][0]
+
+
+@pytest.mark.parametrize("memory_id", ["x\n", "x\r\n", "\nx", "x\n\n", "a b"])
+def test_a_memory_id_with_a_line_break_or_space_is_refused(memory_id):
+    from tmem_graph.format import check_memory_id
+
+    with pytest.raises(ValidationError, match="not a valid memory id"):
+        check_memory_id(memory_id)
+    assert check_memory_id("x") == "x"

@@ -16,7 +16,7 @@ from neo4j import GraphDatabase
 from neo4j.exceptions import (AuthError, ClientError, DriverError, IncompleteCommit, Neo4jError,
                               ServiceUnavailable, SessionExpired)
 
-from ..config import Settings
+from ..config import MAX_BUDGET, RetrievalSettings, Settings
 from ..errors import (DatabaseFault, DatabaseUnavailable, MemoryExists, MemoryNotFound, SchemaError, StoreClosed,
                       TransactionTooLarge, ValidationError)
 from .lease import WriteLease
@@ -35,6 +35,8 @@ REPAIRABLE_INDEXES = {"topic_embedding": "repair/drop_topic_embedding",
                       "turn_search": "repair/drop_turn_search"}
 # the property a node must have for `check_indexes` to probe an index in its memory, where not every node has it
 PROBE_PROPERTY = {"turn_embedding": "passage_embedding"}
+# the depths `check_indexes` searches each index at: the shallowest, the default recall's, the deepest
+PROBE_LIMITS = (1, RetrievalSettings().candidates, MAX_BUDGET)
 # the indexes a recall's queries name that a schema of an older version may lack
 RECALL_INDEXES = ("text_search", "turn_search", "turn_embedding")
 DELETE_QUERIES = ("store/delete_triggers", "store/delete_items", "store/delete_topics",
@@ -230,9 +232,10 @@ class Store:
                                  property=PROBE_PROPERTY.get(name)) if label else []
                 memory = found[0]["memory_id"] if found else "probe"
                 try:
-                    with self.session() as s:
-                        s.run(query(query_name), {"memory_id": memory, "vector": vector, "limit": 1,
-                                                  **params}).consume()
+                    with self.session() as s:   # as deep as recalls search: a crashed vector index can
+                        for limit in PROBE_LIMITS:   # answer at depth 1 and fail every search at 50
+                            s.run(query(query_name), {"memory_id": memory, "vector": vector, "limit": limit,
+                                                      **params}).consume()
                     entry["ok"] = True
                 except (Neo4jError, DriverError) as exc:
                     entry["problem"] = f"queries on it fail: {_short(exc)}"
