@@ -13,6 +13,10 @@ class ConfigError(TmemError):
     """A setting is missing or has an invalid value."""
 
 
+class LLMNotConfigured(ConfigError):
+    """An operation that needs an LLM (build, ask) was asked where none is configured."""
+
+
 class ServerError(TmemError):
     """The local Neo4j server could not be provisioned, started or stopped."""
 

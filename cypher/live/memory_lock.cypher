@@ -7,7 +7,7 @@ MERGE (m:Memory {id: $memory_id})
   ON CREATE SET m.encoder = $encoder, m.dim = $dim, m.speakers = [], m.created_at = $created_at,
                 m.version = $version, m.created_by_add = true, m.turn_passages = true
 SET m.add_lock = timestamp()
-WITH m, m.created_by_add = true AS created
+WITH m, coalesce(m.created_by_add, false) AS created   // absent on a memory that existed: false, not null
 REMOVE m.created_by_add
 RETURN m.encoder AS encoder, m.dim AS dim, created,
        coalesce(m.next_turn_seq, COUNT { MATCH (t:Turn {memory_id: $memory_id}) }) AS next_seq

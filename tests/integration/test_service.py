@@ -72,7 +72,9 @@ def test_every_endpoint_with_an_http_client(http, store, encoder, new_id):
     memory_id = new_id("svc-http")
     added = http.post(f"/memories/{memory_id}/turns", json={"turns": turns_json()[:4]})
     assert added.status_code == 200 and added.json()["added"] == ["a1", "a2", "a3", "a4"]
-    assert http.post(f"/memories/{memory_id}/turns", json={"turns": turns_json()[:4]}).json()["skipped"] == 4
+    assert added.json()["created"] is True
+    again = http.post(f"/memories/{memory_id}/turns", json={"turns": turns_json()[:4]}).json()
+    assert again["skipped"] == 4 and again["created"] is False   # a boolean, as docs/service.md says
     query = {"query": "What does Ana avoid eating?", "k_scenes": 3}
     recalled = http.post(f"/memories/{memory_id}/recall", json=query).json()
     local = api.Memory(memory_id, store=store, encoder=encoder).recall(query["query"]).to_json()
@@ -148,6 +150,29 @@ def test_a_wrong_token_and_a_memory_outside_the_patterns_are_refused_alike(serve
     assert hidden not in {m["id"] for m in http.get("/memories").json()["memories"]}
     assert store.exists(hidden) and not store.exists(absent)
     assert api.Memory(hidden, store=store).stats()["turns"] == 2   # nothing was added or deleted
+
+
+def test_ask_and_build_without_an_llm_answer_503_with_the_reason(store, tmp_path, new_id):
+    port = free_port()
+    log = tmp_path / "serve.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TMEM_LLM_")}
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "tmem_graph.cli", "serve", "--port", str(port)], cwd=ROOT,
+                                stdout=out, stderr=out, env=env)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_http(base + "/health", proc)
+        memory_id = new_id("svc-nollm")
+        with httpx.Client(base_url=base, timeout=60) as client:
+            assert client.post(f"/memories/{memory_id}/turns", json={"turns": turns_json()[:2]}).status_code == 200
+            for path, body in (("ask", {"question": "What does Ana avoid?"}), ("build", {"flush": True})):
+                answer = client.post(f"/memories/{memory_id}/{path}", json=body)
+                assert answer.status_code == 503, (path, answer.text)
+                assert answer.json()["error"].startswith("no LLM configured: set TMEM_LLM_MODEL"), answer.json()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert "Traceback" not in log.read_text(), log.read_text()[-3000:]
 
 
 def test_serve_refuses_to_start_beyond_loopback_without_a_token(llm_url):

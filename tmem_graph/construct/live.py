@@ -81,7 +81,7 @@ def _add(store: Store, encoder: Encoder, memory_id: str, incoming: list[InputTur
         if not same_encoder(head["encoder"], encoder) or head["dim"] != encoder.dim:
             raise EncoderMismatch(f"memory {memory_id!r} was built with encoder {head['encoder']!r}, "
                                   f"not {encoder.name!r}; set TMEM_ENCODER to the memory's encoder")
-        report.created = head["created"]
+        report.created = bool(head["created"])
         seq = head["next_seq"]
         keyed = [(n, t) for n, t in enumerate(incoming) if t.id is None]
         given = [t.id for t in incoming if t.id is not None]

@@ -15,7 +15,7 @@ import openai
 from pydantic import BaseModel, ValidationError
 
 from ..config import LLMSettings
-from ..errors import ConfigError, InvalidReply, LLMError
+from ..errors import InvalidReply, LLMError, LLMNotConfigured
 from .cache import ResponseCache, cache_key
 
 T = TypeVar("T", bound=BaseModel)
@@ -47,7 +47,7 @@ class LLMClient:
 
     def __post_init__(self) -> None:
         if not self.settings.model:
-            raise ConfigError("no LLM configured: set TMEM_LLM_MODEL (and TMEM_LLM_BASE_URL for a "
+            raise LLMNotConfigured("no LLM configured: set TMEM_LLM_MODEL (and TMEM_LLM_BASE_URL for a "
                               "non-OpenAI endpoint, TMEM_LLM_API_KEY if it needs a key)")
         self._client = openai.OpenAI(base_url=self.settings.base_url,
                                      api_key=self.settings.api_key or "not-needed",

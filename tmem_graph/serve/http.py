@@ -35,6 +35,7 @@ STATUS = [  # the most specific first; a 5xx answer says what to do, the server'
     (errors.MemoryBusy, 503, "the memory is being rewritten; try again shortly"),
     (errors.ServiceBusy, 503, None),
     (errors.LLMError, 502, "the LLM failed; try again later"),
+    (errors.LLMNotConfigured, 503, None),   # the message says so, as MCP's does
     (errors.SchemaError, 503, "the database's schema is not ready (the operator runs `tmem schema apply`)"),
     (errors.DatabaseUnavailable, 503, "the database is unavailable; try again later"),
     (errors.TmemError, 500, "internal error (the server's log has the details)"),
