@@ -113,3 +113,36 @@ def test_recall_json_follows_the_contract(tmp_path, store, new_id, team_doc):
     assert human.returncode == 0 and "via" in human.stdout
     bad = tmem("recall", memory_id, "x", "--without", "horizon,bogus")
     assert bad.returncode == 1 and "unknown component(s) bogus" in one_line_error(bad)
+
+
+def test_recall_trace_shows_every_list_whole_and_the_ranks_are_positions_in_them(tmp_path, store, new_id, team_doc):
+    memory_id = team_doc["memory_id"] = new_id("clitrace")
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps(team_doc))
+    assert tmem("import", str(src)).returncode == 0
+    query = "Where could we take the team for dinner?"
+    plain = json.loads(tmem("recall", memory_id, query, "--json").stdout)
+    out = tmem("recall", memory_id, query, "--json", "--trace", "--budget-tokens", "600")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    trace = result["trace"]
+    assert "trace" not in plain and set(result) - {"trace"} == set(plain)
+    lists = trace["scenes"]["lists"]
+    assert {"bm25", "dense", "cue", "dialogue", "scene_trigger", "horizon", "turn"} <= set(lists)
+    assert sorted(e["id"] for e in lists["dense"]) == sorted(trace["scenes"]["pool"])
+    for name, ranked in lists.items():   # whole lists, best first, positions from 1
+        assert [e["position"] for e in ranked] == list(range(1, len(ranked) + 1)), name
+    for scene in result["scenes"]:
+        if scene.get("lane") == "turns":   # ranks of its best turn in the lane's own lists
+            assert any(t["scene_id"] == scene["id"] for t in trace["lane"])
+            continue
+        for name, rank in scene["ranks"].items():
+            assert {e["id"]: e["position"] for e in lists[name]}[scene["id"]] == rank, (scene["id"], name)
+        assert set(scene["via"]) <= set(trace["scenes"]["via"][scene["id"]]) | {"joint"}
+    item_lists = trace["items"]["lists"]
+    assert result["items"] and all(item["ranks"] for item in result["items"])
+    for item in result["items"]:
+        for name, rank in item["ranks"].items():
+            assert {e["id"]: e["position"] for e in item_lists[name]}[item["id"]] == rank, (item["id"], name)
+    refused = tmem("recall", memory_id, query, "--trace")
+    assert refused.returncode != 0 and "--trace needs --json" in refused.stderr

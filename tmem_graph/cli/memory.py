@@ -156,10 +156,12 @@ CUE_FUSION_HELP = ("How SceneCue fuses dialogue, Scene trigger and Horizon: stro
 @click.option("--cue-fusion", type=click.Choice(CUE_FUSIONS), help=CUE_FUSION_HELP)
 @click.option("--budget-tokens", type=click.IntRange(1, MAX_BUDGET_TOKENS), help=BUDGET_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON object of the CLI contract.")
+@click.option("--trace", is_flag=True, help="With --json: add every list the final fusions saw, whole, with "
+              "its scores and positions, the candidate pools and the turn lane (key \"trace\").")
 @click.pass_context
 @friendly
 def recall_cmd(ctx, memory_id, query, speaker, without, k_topics, k_scenes, k_items, r_triggers, tau,
-               fusion, associative_share, cue_fusion, budget_tokens, as_json) -> None:
+               fusion, associative_share, cue_fusion, budget_tokens, as_json, trace) -> None:
     """Recall evidence for QUERY from a memory, and show why each piece came back."""
     overrides = {"k_topics": k_topics, "k_scenes": k_scenes, "k_items": k_items,
                  "r_trigger_items": r_triggers, "tau": tau}
@@ -169,8 +171,10 @@ def recall_cmd(ctx, memory_id, query, speaker, without, k_topics, k_scenes, k_it
     overrides.update(fusion=fusion, associative_share=associative_share, cue_fusion=cue_fusion,
                      budget_tokens=budget_tokens)
     settings = settings_of(ctx).with_retrieval(**{k: v for k, v in overrides.items() if v is not None})
+    if trace and not as_json:
+        raise click.UsageError("--trace needs --json (the trace is a JSON object)")
     result = api.Memory(memory_id, store=store_of(ctx)).recall(
-        query, speaker=speaker, without=_without(without), settings=settings.retrieval)
+        query, speaker=speaker, without=_without(without), settings=settings.retrieval, trace=trace)
     if as_json:
         echo_json(result.to_json())
         return

@@ -99,8 +99,9 @@ class Recall:
 
     def to_json(self) -> dict:
         """The `tmem recall --json` object of shared/spec/cli.md (plus `ranks`, `summary`, an
-        item's `turn_ids`, and `recent`: the turns no scene holds yet that match, best first)."""
-        return {
+        item's `turn_ids`, and `recent`: the turns no scene holds yet that match, best first);
+        with `trace` when the recall was traced (`tmem recall --json --trace`)."""
+        out = {
             "memory_id": self.memory_id,
             "query": self.query,
             "scenes": [asdict(s) for s in self.scenes],
@@ -109,3 +110,32 @@ class Recall:
             "persona": list(self.persona),
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
+        if self.trace is not None:
+            out["trace"] = trace_json(self.trace, self.lane)
+        return out
+
+
+def _listed(scored) -> list[dict]:
+    """A ranked list as the final fusion saw it: each entry's id, score and 1-based position."""
+    return [{"id": key, "score": round(float(score), 6), "position": n} for n, (key, score) in enumerate(scored, 1)]
+
+
+def trace_json(trace: dict, lane: list[LaneTurn]) -> dict:
+    """Every list the final fusions saw, whole, with its scores (`position` is the place in that
+    list; a result's `ranks` are these positions), the candidate pools, how each candidate was
+    reached (`via`), and the turn lane (packed recalls only)."""
+    out: dict = {}
+    scenes = trace.get("scenes")
+    if scenes is not None:
+        out["scenes"] = {"pool": list(scenes.pool), "via": {k: list(v) for k, v in scenes.via.items()},
+                         "lists": {"bm25": _listed(scenes.bm25), "dense": _listed(scenes.dense),
+                                   "cue": _listed(scenes.cue), "turn": _listed(scenes.turn),
+                                   **{name: _listed(ranked) for name, ranked in scenes.cue_lists.items()}}}
+    items = trace.get("items")
+    if items is not None:
+        out["items"] = {"pool": list(items.pool), "via": {k: list(v) for k, v in items.via.items()},
+                        "lists": {"bm25": _listed(items.bm25), "dense": _listed(items.dense),
+                                  "trigger": _listed(items.trigger)}}
+    out["lane"] = [{"id": t.id, "scene_id": t.scene.get("id"), "score": round(t.score, 6), "via": list(t.via),
+                    "ranks": dict(t.ranks)} for t in lane]
+    return out
