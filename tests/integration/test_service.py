@@ -198,6 +198,9 @@ async def _exercise(client, memory_id: str, hidden: str) -> dict:
     out["search"] = await client.call_tool("search_memory", {"memory_id": memory_id, "query": "seafood allergy",
                                                              "k_recent": 2})
     out["too_big"] = await client.call_tool("search_memory", {"memory_id": memory_id, "query": "x", "k_scenes": 50})
+    out["unknown"] = await client.call_tool("search_memory", {"memory_id": memory_id, "query": "x", "top_k": 3})
+    out["bad_turn"] = await client.call_tool("add_memory", {"memory_id": memory_id, "turns": [
+        {"speaker": "Ana", "text": 5}]})
     out["stats"] = await client.call_tool("get_memory_stats", {"memory_id": memory_id})
     out["list"] = await client.call_tool("list_memories", {})
     out["ask"] = await client.call_tool("ask_memory", {"memory_id": memory_id, "question": "Who is allergic?"})
@@ -216,7 +219,12 @@ def _check(out: dict, memory_id: str, hidden: str, store, encoder, expected_rece
     found = out["search"].structured_content
     assert not out["search"].is_error and [t["id"] for t in found["recent"]] == expected_recent
     assert found["recent"][0]["via"][0] == "recent"
-    assert out["too_big"].is_error and "less than or equal to 20" in out["too_big"].content[0].text
+    assert out["too_big"].is_error
+    assert out["too_big"].content[0].text == "search_memory: k_scenes: Input should be less than or equal to 20"
+    assert out["unknown"].is_error and out["unknown"].content[0].text.startswith(
+        "search_memory: unknown argument 'top_k'; it takes k_items, k_recent, k_scenes, memory_id, query")
+    assert out["bad_turn"].is_error
+    assert out["bad_turn"].content[0].text == "add_memory: turns[0].text: Input should be a valid string"
     assert out["stats"].structured_content["turns"] == 2
     assert memory_id in {m["id"] for m in out["list"].structured_content["memories"]}
     assert hidden not in {m["id"] for m in out["list"].structured_content["memories"]}

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Callable
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import TmemError
 from .service import MCP_MAX_K, Budgets, Service
@@ -45,9 +45,45 @@ def _tool_errors(fn: Callable) -> Callable:
     return wrapper
 
 
+def _where(loc: tuple) -> str:
+    """A pydantic error location as a path: ("turns", 0, "text") -> turns[0].text."""
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
+
+
+def one_line(tool: str, exc: ValidationError) -> str:
+    """Every problem of a tool call's arguments on one line, each naming its field (no input
+    values, no documentation links)."""
+    problems = [f"{_where(e['loc'])}: {e['msg']}" if e["loc"] else e["msg"] for e in exc.errors()]
+    return f"{tool}: " + "; ".join(problems)
+
+
+class _Server(MCPServer):
+    """The SDK's server, with arguments checked as a memory service should: an argument the tool
+    does not take is refused (the SDK ignores it), and a schema error is one line naming the
+    field (the SDK passes pydantic's multi-line text with a URL)."""
+
+    _parameters: dict[str, set[str]] | None = None
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        if self._parameters is None:
+            self._parameters = {t.name: set(t.input_schema.get("properties", {})) for t in await self.list_tools()}
+        allowed = self._parameters.get(name)
+        if allowed is not None:
+            unknown = sorted(set(arguments) - allowed)
+            if unknown:
+                raise ToolError(f"{name}: unknown argument{'s' if len(unknown) > 1 else ''} "
+                                f"{', '.join(map(repr, unknown))}; it takes {', '.join(sorted(allowed)) or 'none'}")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(one_line(name, exc.__cause__)) from exc.__cause__
+            raise
+
+
 def build_mcp(service: Service) -> MCPServer:
     """The MCP server of one service; tools are plain functions (run in worker threads)."""
-    server = MCPServer("tmem-graph", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = _Server("tmem-graph", instructions=INSTRUCTIONS, log_level="WARNING")
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False)
 
     @server.tool(name="add_memory", description=(
