@@ -114,6 +114,8 @@ def test_bad_requests_get_json_errors_that_name_the_problem(http, new_id):
          400, "JSON"),
         (http.post(f"/memories/{memory_id}/turns", json={"turns": [{"speaker": "Ana", "text": " "}]}), 400,
          'turns[0]: "text" is missing or empty'),
+        (http.post(f"/memories/{memory_id}/turns", json={"turns": [{"speaker": "Ana", "text": 5}]}), 400,
+         'turns[0]: "text" must be a string, not int 5'),
         (http.post(f"/memories/{memory_id}/turns", json={"turns": [{"speaker": "Ana", "text": "x" * 2_000_000}]}),
          413, "larger than"),
         (http.post(f"/memories/{memory_id}/recall", json={"query": "x", "k_scenes": 500}), 400, "k_scenes"),

@@ -50,6 +50,8 @@ def test_generic_json_array_and_lines():
 @pytest.mark.parametrize("raw, message", [
     ('[{"speaker": "A"}]', 'input[0]: "text" is missing or empty'),
     ('[{"text": "x"}]', 'input[0]: "speaker" is missing or empty'),
+    ('[{"speaker": "A", "text": 5}]', 'input[0]: "text" must be a string, not int 5'),
+    ('[{"speaker": ["A"], "text": "x"}]', "input[0]: \"speaker\" must be a string, not list ['A']"),
     ('[{"speaker": "A", "text": "x", "session": "1"}]', "input[0]: \"session\" must be an integer, not '1'"),
     ('[{"speaker": "A", "text": "x", "id": "1"}, {"speaker": "A", "text": "y", "id": "1"}]', 'input[1]: duplicate id "1"'),
     ('["hello"]', "input[0]: must be an object with speaker and text"),

@@ -131,13 +131,17 @@ def _check_turn(rec: Any, at: str, problems: list[str]) -> InputTurn | None:
         return None
     bad = len(problems)
     speaker, text = rec.get("speaker"), rec.get("text")
-    if not isinstance(speaker, str) or not speaker.strip():
-        problems.append(f'{at}: "speaker" is missing or empty')
-    elif len(speaker.strip()) > MAX_NAME_CHARS:
-        problems.append(f'{at}: "speaker" is longer than {MAX_NAME_CHARS} characters')
-    if not isinstance(text, str) or not text.strip():
+    for field, value in (("speaker", speaker), ("text", text)):
+        if value is not None and not isinstance(value, str):
+            problems.append(f'{at}: "{field}" must be a string, not {type(value).__name__} {value!r:.40}')
+    if isinstance(speaker, str) or speaker is None:
+        if speaker is None or not speaker.strip():
+            problems.append(f'{at}: "speaker" is missing or empty')
+        elif len(speaker.strip()) > MAX_NAME_CHARS:
+            problems.append(f'{at}: "speaker" is longer than {MAX_NAME_CHARS} characters')
+    if text is None or (isinstance(text, str) and not text.strip()):
         problems.append(f'{at}: "text" is missing or empty')
-    elif len(text.encode("utf-8")) > MAX_TEXT_BYTES:
+    elif isinstance(text, str) and len(text.encode("utf-8")) > MAX_TEXT_BYTES:
         problems.append(f'{at}: "text" is longer than {MAX_TEXT_BYTES} bytes')
     time = rec.get("time")
     if time is not None and (not isinstance(time, str) or not is_iso_datetime(time)):
