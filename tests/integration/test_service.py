@@ -110,6 +110,8 @@ def test_bad_requests_get_json_errors_that_name_the_problem(http, new_id):
     memory_id = new_id("svc-bad")
     cases = [
         (http.post(f"/memories/{memory_id}/recall", json={"quer": "x"}), 400, "body.query"),
+        (http.post(f"/memories/{memory_id}/recall", json={"query": "x", "top_k": 3}), 400,
+         "body.top_k: Extra inputs are not permitted"),
         (http.post(f"/memories/{memory_id}/recall", content=b"{not json", headers={"content-type": "application/json"}),
          400, "JSON"),
         (http.post(f"/memories/{memory_id}/turns", json={"turns": [{"speaker": "Ana", "text": " "}]}), 400,

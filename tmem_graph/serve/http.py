@@ -17,7 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 from starlette.routing import Route
 
@@ -42,16 +42,21 @@ STATUS = [  # the most specific first; a 5xx answer says what to do, the server'
 ]
 
 
-class TurnsIn(BaseModel):
+class Body(BaseModel):
+    """A request body: a field the route does not take is refused (400 naming it), not ignored."""
+    model_config = ConfigDict(extra="forbid")
+
+
+class TurnsIn(Body):
     turns: list[dict[str, Any]] = Field(min_length=1, max_length=10_000,
                                         description='Turns: {"speaker", "text", "time"?, "session"?, "id"?}.')
 
 
-class BuildIn(BaseModel):
+class BuildIn(Body):
     flush: bool = Field(False, description="Close every turn added so far into scenes.")
 
 
-class RecallIn(BaseModel):
+class RecallIn(Body):
     query: str = Field(min_length=1, max_length=32768)
     speaker: str | None = None
     without: list[str] = Field(default_factory=list, description="Components to switch off (tmem recall --without).")
@@ -60,7 +65,7 @@ class RecallIn(BaseModel):
     k_recent: int | None = Field(None, ge=0, le=MAX_K)
 
 
-class AskIn(BaseModel):
+class AskIn(Body):
     question: str = Field(min_length=1, max_length=32768)
     speaker: str | None = None
     without: list[str] = Field(default_factory=list)
