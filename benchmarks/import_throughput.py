@@ -151,7 +151,7 @@ def profile_writes(store: Store, parsed, encoder: Encoder, batch: int = 500) -> 
              ("store/item_scenes_link", "item_scenes", {}), ("store/scene_triggers_merge", "scene_triggers", {}),
              ("store/item_triggers_merge", "item_triggers", {}), ("store/personas_merge", "personas", {})]
     out: dict = {}
-    with store.session() as s:
+    with store.session("WRITE") as s:
         tx = s.begin_transaction()
         try:
             store.create_memory_in(tx, m, encoder.name, encoder.dim, parsed.speakers)
@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
             import_memory(parsed, store=store, encoder=enc, replace=True)
             with_enc = time.perf_counter() - t0
             t1 = time.perf_counter()
-            with store.session() as s:
+            with store.session("READ") as s:
                 s.run("CALL db.awaitIndexes(3600)").consume()
             await_s = time.perf_counter() - t1
             db_queries = dict(timed.queries)

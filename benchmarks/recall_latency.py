@@ -321,7 +321,7 @@ def clone_batch(store: Store, targets: list[dict], timings: dict[str, float]) ->
 
 
 def memory_ids(store: Store) -> list[str]:
-    with store.session() as s:
+    with store.session("READ") as s:
         return [r["id"] for r in s.run("MATCH (m:Memory) RETURN m.id AS id ORDER BY id")]
 
 
@@ -351,7 +351,7 @@ def build_many(store: Store, n_memories: int, batch: int, budget_s: float, state
         state_file.write_text(json.dumps({"clone_s": el, "step_s": timings, "progress": progress}))
     clone_s = elapsed_before + time.perf_counter() - t_start
     t0 = time.perf_counter()
-    with store.session() as s:
+    with store.session("READ") as s:
         s.run("CALL db.awaitIndexes(3600)").consume()
     await_s = time.perf_counter() - t0
     out = {"clone_s": clone_s, "await_indexes_s": await_s, "step_s": dict(timings),
@@ -372,7 +372,7 @@ def profile(store: Store, name: str, params: dict, runs: int = 5) -> dict:
         lines.insert(0, "PROFILE")
     prof_text = "\n".join(lines)
     server_ms = []
-    with store.session() as s:
+    with store.session("READ") as s:
         for _ in range(3):
             s.run(prof_text, params).consume()
         for _ in range(runs):
@@ -401,7 +401,7 @@ def floor(store: Store, n: int = 60, fan: int = 10, workers: int = 6) -> dict:
     from concurrent.futures import ThreadPoolExecutor
 
     def one():
-        with store.session() as s:
+        with store.session("READ") as s:
             s.run("RETURN 1 AS x").consume()
 
     for _ in range(10):
@@ -503,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
         loads["after_build"] = load_average()
         build["db_bytes_on_disk"] = du(many.home / "data")
         build["db_bytes_single"] = du(single.home / "data")
-        with sb.session() as s:
+        with sb.session("READ") as s:
             build["nodes"] = s.run("MATCH (n) RETURN count(n) AS n").single()["n"]
             build["relationships"] = s.run("MATCH ()-[r]->() RETURN count(r) AS n").single()["n"]
             build["indexes"] = [r.data() for r in s.run(
@@ -654,7 +654,7 @@ def run_checks(sb: Store, sa: Store, targets: list[str], encoder: Encoder, clone
     """Clones are faithful copies and recall against a clone sees only that clone."""
     out: dict = {}
     src_counts = sb.counts(SOURCE_ID)
-    with sb.session() as s:
+    with sb.session("READ") as s:
         src_rels = [r.data() for r in s.run(REL_COUNTS, {"memory_id": SOURCE_ID})]
         out["relationships_of_source"] = src_rels
         mismatched = []
@@ -690,7 +690,7 @@ def run_checks(sb: Store, sa: Store, targets: list[str], encoder: Encoder, clone
                "(i:Item {memory_id: $m, id: 'i7'}), (t0:Topic {memory_id: $source, id: 't3'}), "
                "(sc0:Scene {memory_id: $source, id: 's7'}), (i0:Item {memory_id: $source, id: 'i7'}) "
                "SET t.title = t0.title, sc.title = sc0.title, i.text = i0.text")
-    with sb.session() as s:
+    with sb.session("WRITE") as s:
         s.run(mark, {"m": marked, "w": marker}).consume()
         s.run("CALL db.awaitIndexes(600)").consume()
     rec = {}
@@ -700,7 +700,7 @@ def run_checks(sb: Store, sa: Store, targets: list[str], encoder: Encoder, clone
             rec[m] = {"items_with_marker": [i.id for i in r.items if marker in i.text],
                       "scenes_with_marker": [sc.id for sc in r.scenes if marker in (sc.title or "")]}
     finally:
-        with sb.session() as s:  # undo: the clone is a faithful copy again
+        with sb.session("WRITE") as s:  # undo: the clone is a faithful copy again
             s.run(restore, {"m": marked, "source": SOURCE_ID}).consume()
     out["marker_recall"] = rec
     found = rec[marked]["items_with_marker"] == ["i7"] and rec[marked]["scenes_with_marker"] == ["s7"]

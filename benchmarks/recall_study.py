@@ -71,7 +71,7 @@ def trace(args) -> None:
                   if {t.id for t in p.cue} <= held]
     else:
         probes = []
-    with memory.store.session() as session:
+    with memory.store.session("READ") as session:
         rows = [r.data() for r in session.run(TURN_COSINES, m=args.memory)]
     ids = [r["id"] for r in rows]
     matrix = np.array([r["v"] for r in rows], dtype=np.float32)

@@ -5,6 +5,6 @@ from tmem_graph.store import Store
 
 def node_count(store: Store, memory_id: str) -> int:
     """Every node of any label carrying this memory id, plus the Memory node itself."""
-    with store.session() as s:
+    with store.session("READ") as s:
         return s.run("MATCH (n) WHERE n.memory_id = $m OR (n:Memory AND n.id = $m) RETURN count(n) AS c",
                      m=memory_id).single()["c"]

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tmem_graph.store.queries import cypher_root, names, query
+from tmem_graph import api
+from tmem_graph.store.queries import access_mode, cypher_root, names, query
 
 PACKAGE = Path(__file__).parents[2] / "tmem_graph"
 NAME = re.compile(r"""["']((?:store|retrieve|explore|lease|repair|live)/[a-z0-9_]+)["']""")
@@ -41,7 +42,7 @@ def test_every_query_has_a_header_comment():
 
 @pytest.mark.parametrize("name", sorted(query_files() - query_files("schema") - query_files("explore")))
 def test_query_compiles(store, name):
-    with store.session() as s:
+    with store.session(access_mode(name)) as s:
         plan = s.run("EXPLAIN " + query(name)).consume().plan
     assert plan is not None
 
@@ -66,10 +67,38 @@ def test_explore_queries_compile_and_show_the_test_memory(store, encoder, new_id
     team_doc["memory_id"] = new_id("explore")
     api.import_memory(team_doc, store=store, encoder=encoder)
     params = {"memory_id": team_doc["memory_id"], **EXPLORE_PARAMS}
-    with store.session() as s:
+    with store.session(access_mode(name)) as s:
         assert s.run("EXPLAIN " + query(name), params).consume().plan is not None
         rows = s.run(query(name), params).data()
     assert rows, f"{name} returned nothing for the test memory"
     for line in query(name).splitlines():
         if line.startswith("// :param "):
             assert line.split()[2] in params, f"{name}: documented parameter without a value in the test"
+
+
+def test_every_session_states_its_access_mode_and_recall_only_reads(store, encoder, team_doc, new_id, monkeypatch):
+    """A cluster routes a READ session to any member and a WRITE one to the leader: every
+    session the package opens must say which it is, and a recall must not need the leader."""
+    opened: list[tuple[str | None, str]] = []
+    original = store._driver.session
+
+    def recording(*args, **kwargs):
+        opened.append((kwargs.get("default_access_mode"), phase))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(store._driver, "session", recording)
+    phase = "import"
+    doc = {**team_doc, "memory_id": new_id("modes")}
+    memory, _ = api.import_memory(doc, store=store, encoder=encoder)
+    phase = "add"
+    memory.add([{"speaker": "Alice", "text": "One more thing about the dinner."}])
+    phase = "recall"
+    memory.recall("Where should the team have dinner?")
+    memory.recall("Where should the team have dinner?", settings=store.settings.retrieval.__class__(budget_tokens=800))
+    phase = "export"
+    memory.export()
+    assert opened and all(mode in ("READ", "WRITE") for mode, _ in opened), opened
+    assert {mode for mode, p in opened if p == "recall"} == {"READ"}
+    assert {mode for mode, p in opened if p == "export"} == {"READ"}
+    assert "WRITE" in {mode for mode, p in opened if p in ("import", "add")}
+

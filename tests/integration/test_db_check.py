@@ -24,7 +24,7 @@ def test_a_dropped_index_is_detected_explained_and_repaired(store, encoder, new_
     healthy = tmem("db", "check")
     assert healthy.returncode == 0 and "trigger_embedding: ok" in healthy.stdout, healthy.stdout + healthy.stderr
     try:
-        with store.session() as s:
+        with store.session("WRITE") as s:
             s.run("DROP INDEX trigger_embedding").consume()
         broken = tmem("db", "check")
         assert broken.returncode == 4

@@ -191,7 +191,7 @@ def test_reingest_is_a_no_op_and_the_second_half_extends(store, encoder, new_id,
     personas = {p["speaker"]: p["summary"] for p in after["personas"]}
     assert personas == {"Ana": "Ana booked a cooking class in Porto. Ana offered to lend Ben her car.",
                         "Ben": "Ben's sister Clara moves in with him."}
-    with store.session() as s:
+    with store.session("READ") as s:
         nexts = s.run("MATCH (a:Scene {memory_id: $m})-[:NEXT]->(b) RETURN a.id AS a, b.id AS b", m=memory_id).data()
     assert nexts == [{"a": "s1", "b": "s2"}]
     ledger = api.Memory(memory_id, store=store).stats()["ledger"]

@@ -405,7 +405,7 @@ def test_a_schema_from_before_the_live_path_asks_for_schema_apply(store, encoder
     memory = api.Memory(new_id("live-schema"), store=store, encoder=encoder)
     memory.add([{"speaker": "Ana", "text": "hello"}])
     store.run("repair/drop_turn_search")
-    with store.session() as session:  # as on a database that never had it: no plan remembers the index
+    with store.session("WRITE") as session:  # as on a database that never had it: no plan remembers the index
         session.run("CALL db.clearQueryCaches()").consume()
     try:
         with api.Memory(memory.id, settings=store.settings, encoder=encoder) as fresh:  # a new process's view

@@ -230,12 +230,12 @@ def test_a_memory_whose_turns_have_no_passage_embedding_recalls_without_the_chan
     mem, _ = api.import_memory(team_doc, store=store, encoder=encoder)
     try:
         assert any("turn" in s.ranks for s in mem.recall(TURN_QUERY).scenes)
-        with store.session() as s:   # made by an older version, newer turns added: the channel would
+        with store.session("WRITE") as s:   # made by an older version, newer turns added: the channel would
             s.run("MATCH (m:Memory {id: $m}) REMOVE m.turn_passages", m=team_doc["memory_id"]).consume()  # rank
             s.run("MATCH (t:Turn {memory_id: $m, id: 'D1:1'}) REMOVE t.passage_embedding",                 # only those
                   m=team_doc["memory_id"]).consume()
         assert all("turn" not in s.ranks for s in mem.recall(TURN_QUERY).scenes)
-        with store.session() as s:
+        with store.session("WRITE") as s:
             s.run("MATCH (t:Turn {memory_id: $m}) REMOVE t.passage_embedding", m=team_doc["memory_id"]).consume()
         got = mem.recall(TURN_QUERY)
         assert got.scenes and all("turn" not in s.ranks for s in got.scenes)

@@ -35,7 +35,7 @@ def test_round_trip_of_a_larger_synthetic_memory(store, encoder, new_id):
 def test_graph_shape_and_embeddings(store, encoder, new_id, team_doc):
     memory_id = team_doc["memory_id"] = new_id("shape")
     load(store, encoder, team_doc)
-    with store.session() as s:
+    with store.session("READ") as s:
         row = s.run(
             "MATCH (m:Memory {id: $m}) "
             "RETURN m.encoder AS enc, m.dim AS dim, "
@@ -104,7 +104,7 @@ def test_two_memories_never_see_each_other(store, encoder, new_id, team_doc):
     assert a.export()["turns"][0]["text"] == team_doc["turns"][0]["text"]
     assert b.export()["turns"][0]["text"] == "Completely different text in memory B."
     assert store.counts(a_id) == store.counts(b_id)
-    with store.session() as s:
+    with store.session("READ") as s:
         crossing = s.run("MATCH (x {memory_id: $a})-[]-(y) WHERE y.memory_id IS NOT NULL AND "
                          "y.memory_id <> $a RETURN count(*) AS c", a=a_id).single()["c"]
     assert crossing == 0

@@ -20,7 +20,7 @@ from ..config import MAX_BUDGET, RetrievalSettings, Settings
 from ..errors import (DatabaseFault, DatabaseUnavailable, MemoryExists, MemoryNotFound, SchemaError, StoreClosed,
                       TransactionTooLarge, ValidationError)
 from .lease import WriteLease
-from .queries import names, query
+from .queries import READ, WRITE, access_mode, names, query
 
 WRITE_BATCH = 500
 VECTOR_INDEXES = ("topic_embedding", "scene_embedding", "scene_dialogue_embedding",
@@ -103,17 +103,21 @@ class Store:
         self.run("store/ping")
 
     @contextmanager
-    def session(self) -> Iterator[neo4j.Session]:
+    def session(self, mode: str) -> Iterator[neo4j.Session]:
+        """A session whose access mode is stated (READ or WRITE, `queries.access_mode`): on a
+        cluster it routes reads to any member and writes to the leader."""
         if self.closed:
             raise StoreClosed(f"the connection to {self.settings.uri} is closed (its Memory or Store was closed)")
+        if mode not in (READ, WRITE):
+            raise ValueError(f"a session's access mode is READ or WRITE, not {mode!r}")
         self.check()
-        with self._driver.session(database=self.settings.database) as s:
+        with self._driver.session(database=self.settings.database, default_access_mode=mode) as s:
             yield s
 
     def run(self, name: str, **params: Any) -> list[dict]:
         """Run the named query in its own transaction; return its records as dicts."""
         t0 = time.perf_counter()
-        with self.session() as s, self._translated(name):
+        with self.session(access_mode(name)) as s, self._translated(name):
             result = s.run(query(name), params)
             rows = [r.data() for r in result]
             if self.query_listeners:
@@ -126,8 +130,8 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[neo4j.Transaction]:
-        """One explicit transaction: everything inside commits together or not at all."""
-        with self.session() as s:
+        """One explicit write transaction: everything inside commits together or not at all."""
+        with self.session(WRITE) as s:
             with self._translated("begin"):
                 tx = s.begin_transaction()
             try:
@@ -192,7 +196,7 @@ class Store:
                 f"the database's vector indexes have dimension {sorted(set(wrong.values()))}, "
                 f"the encoder has {dimensions}; one database holds one embedding dimension")
         applied = names("schema")
-        with self.session() as s:
+        with self.session(WRITE) as s:
             for name in applied:
                 with self._translated(name):
                     s.run(query(name), {"dimensions": dimensions}).consume()
@@ -232,7 +236,7 @@ class Store:
                                  property=PROBE_PROPERTY.get(name)) if label else []
                 memory = found[0]["memory_id"] if found else "probe"
                 try:
-                    with self.session() as s:   # as deep as recalls search: a crashed vector index can
+                    with self.session(READ) as s:   # as deep as recalls search: a crashed vector index can
                         for limit in PROBE_LIMITS:   # answer at depth 1 and fail every search at 50
                             s.run(query(query_name), {"memory_id": memory, "vector": vector, "limit": limit,
                                                       **params}).consume()
@@ -244,7 +248,7 @@ class Store:
 
     def repair_indexes(self, names: list[str], dimensions: int, timeout_s: int = 600) -> None:
         """Drop the named indexes and build them again from the stored data (schema apply)."""
-        with self.session() as s:
+        with self.session(WRITE) as s:
             for name in names:
                 with self._translated(REPAIRABLE_INDEXES[name]):
                     s.run(query(REPAIRABLE_INDEXES[name])).consume()
@@ -350,7 +354,7 @@ def bolt_ping(port: int, host: str = "127.0.0.1", timeout: float = 5.0) -> tuple
     try:
         with GraphDatabase.driver(f"bolt://{host}:{port}", auth=None, connection_timeout=timeout,
                                   connection_acquisition_timeout=timeout) as driver:
-            with driver.session() as session:
+            with driver.session(default_access_mode=READ) as session:
                 session.run("RETURN 1 AS ok").consume()
         return True, ""
     except AuthError as exc:
