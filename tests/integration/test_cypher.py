@@ -84,6 +84,7 @@ def test_every_session_states_its_access_mode_and_recall_only_reads(store, encod
 
     def recording(*args, **kwargs):
         opened.append((kwargs.get("default_access_mode"), phase))
+        assert kwargs.get("bookmark_manager") is store.bookmarks   # causal chaining across sessions
         return original(*args, **kwargs)
 
     monkeypatch.setattr(store._driver, "session", recording)
@@ -91,7 +92,9 @@ def test_every_session_states_its_access_mode_and_recall_only_reads(store, encod
     doc = {**team_doc, "memory_id": new_id("modes")}
     memory, _ = api.import_memory(doc, store=store, encoder=encoder)
     phase = "add"
+    before = set(store.bookmarks.get_bookmarks())
     memory.add([{"speaker": "Alice", "text": "One more thing about the dinner."}])
+    assert set(store.bookmarks.get_bookmarks()) - before   # the add's commit is what the next session waits for
     phase = "recall"
     memory.recall("Where should the team have dinner?")
     memory.recall("Where should the team have dinner?", settings=store.settings.retrieval.__class__(budget_tokens=800))

@@ -66,6 +66,9 @@ class Store:
         except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
             raise DatabaseUnavailable(f"invalid Neo4j URI {self.settings.uri!r}: {exc}") from None
         self._checked = False
+        # shared by every session of this Store: a session starts after the writes the earlier
+        # ones committed, so a recall after an add sees it on any member of a cluster
+        self.bookmarks = GraphDatabase.bookmark_manager()
         self._indexes_seen: set[str] = set()   # indexes known to exist (require_recall_indexes)
         self.closed = False
         # called after every `run` as listener(name, params, wall_ms, server_ms): benchmarks
@@ -111,7 +114,8 @@ class Store:
         if mode not in (READ, WRITE):
             raise ValueError(f"a session's access mode is READ or WRITE, not {mode!r}")
         self.check()
-        with self._driver.session(database=self.settings.database, default_access_mode=mode) as s:
+        with self._driver.session(database=self.settings.database, default_access_mode=mode,
+                                  bookmark_manager=self.bookmarks) as s:
             yield s
 
     def run(self, name: str, **params: Any) -> list[dict]:
