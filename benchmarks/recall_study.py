@@ -187,9 +187,9 @@ GRID = {"cue_share": (0.0, 0.1, 0.2, 0.3, 0.4), "lane_share": (0.3, 0.4, 0.5), "
 ORDER = {"joint_k0": (1, 5, 30, 60)}   # only the order of the packed scenes: chosen by S@5 alone
 
 
-def variants() -> list[dict]:
-    return [dict(zip(GRID, values)) for values in itertools.product(*GRID.values())
-            if sum(v for k, v in zip(GRID, values) if k.endswith("_share")) < 0.95]
+def variants(grid: dict = GRID) -> list[dict]:
+    return [dict(zip(grid, values)) for values in itertools.product(*grid.values())
+            if sum(v for k, v in zip(grid, values) if k.endswith("_share")) < 0.95]
 
 
 def objective(figures: dict) -> float:
@@ -208,14 +208,14 @@ def objective(figures: dict) -> float:
 def choose(args) -> None:
     memories = load(sorted(args.dir.glob("*.trace.pkl")) if not args.traces else args.traces)
     table: dict[str, dict[str, dict]] = {}
-    grid = variants()
+    grid = variants(args.grid)
     for n, v in enumerate(grid, 1):
         key = json.dumps(v, sort_keys=True)
         table[key] = {m: {b: r.score(RetrievalSettings(budget_tokens=b, **v)) for b in BUDGETS}
                       for m, r in memories.items()}
         print(f"\r{n}/{len(grid)}", end="", file=sys.stderr)
     print(file=sys.stderr)
-    report = {"grid": GRID, "memories": list(memories), "leave_one_out": {}}
+    report = {"grid": args.grid, "memories": list(memories), "leave_one_out": {}}
     for held in memories:
         best = max(table, key=lambda k: statistics.mean(objective(table[k][m]) for m in memories if m != held))
         report["leave_one_out"][held] = {"constants": json.loads(best), "figures": table[best][held]}
@@ -273,6 +273,9 @@ def main() -> None:
     c = sub.add_parser("choose")
     c.add_argument("--traces", type=Path, nargs="*")
     c.add_argument("--out", type=Path, default=CACHE / "choice.json")
+    c.add_argument("--grid", type=json.loads, default=GRID,
+                   help='the constants to try, as JSON: {"cue_share": [...], "lane_share": [...], '
+                        '"lane_dense_weight": [...]} (default: GRID)')
     for p in (t, c):
         p.add_argument("--dir", type=Path, default=CACHE, help="where traces are written and read "
                        "(one folder per encoder: a memory's trace is named after the memory)")
