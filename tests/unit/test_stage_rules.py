@@ -255,6 +255,27 @@ def test_persona_sentences_in_the_dialogue_s_voice_are_dropped():
 
 
 
+def test_a_persona_sentence_rests_on_its_speaker_s_own_turn_and_invents_no_number():
+    # the local model's persona of Ben in scripts/demo.sh: Ana offered her car, and "the 20" is
+    # nowhere in the dialogue
+    from tmem_graph.construct import checks
+    from tmem_graph.encode import get_encoder
+    from tmem_graph.llm.prompts.persona import PersonaStatement as S
+
+    window = [Turn("b1", "Ben", "My sister Clara moves in with me next month while she looks for a job.", None, 2),
+              Turn("b3", "Ben", "The spare room is full of my bike gear, so I need to clear it this weekend.", None, 2),
+              Turn("b4", "Ana", "I can lend you my car to take things to storage.", None, 2)]
+    reply = [S(text="Ben's sister Clara moves in with him next month.", turns=[1]),
+             S(text="Ben has a car that he can lend to Clara to take things to the 20.", turns=[3]),
+             S(text="Ben can lend his car to take things to storage.", turns=[3]),
+             S(text="Ben needs to clear his spare room of bike gear this weekend.", turns=[2])]
+    kept = stages.persona_statements(reply, None, window, get_encoder("fake:256"), ["Ana", "Ben"], "Ben")
+    assert kept == ["Ben's sister Clara moves in with him next month.",
+                    "Ben needs to clear his spare room of bike gear this weekend."]
+    assert checks.invented_numbers("to the 20.", "I can lend you my car") == {"20"}
+    assert checks.invented_numbers("married for 5 years, since 2018", "five years ago, in 2018") == set()
+
+
 SHORT = [Turn("a1", "Ana", "I finally booked the cooking class in Porto for the first week of June!", None, 1),
          Turn("a2", "Ben", "Nice! Is it the one with the seafood market tour?", None, 1),
          Turn("a3", "Ana", "Yes, although I will skip the oysters, my stomach never handles them well.", None, 1),

@@ -391,3 +391,79 @@ def eval_construction(ctx, memory_ids, sample, sessions, data_path, out_dir, as_
         echo_json(results)
     else:
         click.echo(header + "\n\n" + table + f"\n\nreport in {out}/construction.md, .json")
+
+
+def _exists(store, memory_id: str) -> bool:
+    from ..errors import MemoryNotFound
+
+    try:
+        store.memory(memory_id)
+    except MemoryNotFound:
+        return False
+    return True
+
+
+@eval_group.command("answers")
+@click.option("--set", "set_path", type=click.Path(path_type=Path, dir_okay=False), default=Path("fixtures/answers.json"),
+              show_default=True, help="The answer set (tmem-answers/1): questions, gold answers, their memories.")
+@click.option("--modes", default="cascade,dense", show_default=True,
+              help="Evidence to answer from: cascade (what `tmem ask` hands over), dense (dense retrieval over "
+                   "turns cut at the same tokens).")
+@click.option("--style", type=click.Choice(["focus", "assistant", "locomo"]), default="focus", show_default=True,
+              help="The answer prompt (llm/prompts/answer.py).")
+@click.option("--import", "import_missing", is_flag=True,
+              help="Import the set's memories that are not on the server from the files the set names.")
+@click.option("--only", help="Comma list of memory ids: answer only their questions.")
+@click.option("--data", "data_path", type=click.Path(path_type=Path, file_okay=False),
+              help="Folder with locomo10.json (default $TMEM_DATA_DIR or ../shared/data).")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("eval-out/answers"),
+              show_default=True, help="Report folder.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.pass_context
+@friendly
+def eval_answers(ctx, set_path, modes, style, import_missing, only, data_path, out_dir, as_json):
+    """Answer a set of questions with the configured LLM (TMEM_LLM_*) from the cascade's evidence
+    and from dense evidence of the same tokens; score token F1 and gold-content coverage, no LLM judge."""
+    from ..evaluate import answers as ev, report
+    from ..evaluate.runner import Context
+    from ..llm.factory import open_llm
+
+    chosen_modes = [m.strip() for m in modes.split(",") if m.strip()]
+    unknown = [m for m in chosen_modes if m not in ev.MODES]
+    if unknown or not chosen_modes:
+        raise UsageError(f"--modes: {', '.join(unknown) or 'empty'}; choose from {', '.join(ev.MODES)}")
+    files, questions = ev.load_set(set_path, data_path)
+    if only:
+        wanted = {m.strip() for m in only.split(",")}
+        if wanted - set(files):
+            raise UsageError(f"--only: {', '.join(sorted(wanted - set(files)))} not in the set's memories")
+        questions = [q for q in questions if q.memory in wanted]
+    store = store_of(ctx)
+    needed = list(dict.fromkeys(q.memory for q in questions))
+    missing = [m for m in needed if not _exists(store, m)]
+    if missing and not import_missing:
+        raise UsageError(f"not on the server: {', '.join(missing)}; add --import to load them from "
+                         + ", ".join(str(files[m]) for m in missing))
+    for memory_id in missing:
+        ev.import_set_memory(files[memory_id], memory_id, store, data_path)
+        click.echo(f"imported {memory_id} from {files[memory_id]}", err=True)
+    memories = _open(store, {m: m for m in needed})
+    encoder = next(iter(memories.values())).encoder
+    contexts = {m: ev.AnswerContext.of(Context.of(memory, encoder.count_tokens)) for m, memory in memories.items()}
+    llm = ctx.with_resource(open_llm())
+    with click.progressbar(length=len(questions), label="answered", file=sys.stderr) as bar:
+        result = ev.evaluate_answers(questions, contexts, llm, chosen_modes, style,
+                                     progress=lambda done, total: bar.update(1))
+    model = llm.settings.model_for("answer")
+    result.update(model=model, style=style, set=str(set_path), encoder=encoder.name, command=" ".join(sys.argv),
+                  usage={stage: vars(u) for stage, u in llm.ledger.items() if stage == "answer"})
+    header = (f"Answers by {model} ({style} prompt) to {len(questions)} questions of {set_path} over "
+              f"{', '.join(needed)}: token F1 and gold-content coverage, from the cascade's evidence and "
+              f"from dense retrieval over turns cut at the same tokens (docs/local-llm.md, 'Answers')")
+    stem = f"answers-{style}-{model.replace('/', '_').replace(':', '_')}"
+    table = ev.markdown(result["summary"])
+    report.write(out_dir, stem, result, table, header)
+    if as_json:
+        echo_json(result["summary"])
+    else:
+        click.echo(header + "\n\n" + table + f"\n\nreport in {out_dir}/{stem}.md, .json")

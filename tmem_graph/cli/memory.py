@@ -9,6 +9,8 @@ import click
 from .. import api
 from ..config import CUE_FUSIONS, FUSIONS, MAX_BUDGET_TOKENS
 from ..errors import OutputError
+from ..llm.prompts.answer import PROMPTS as ANSWER_STYLES
+from ..retrieve.evidence import day
 from ..retrieve.results import COMPONENTS
 from .common import echo_json, friendly, settings_of, store_of
 from .live import progress_bars
@@ -187,18 +189,21 @@ def recall_cmd(ctx, memory_id, query, speaker, without, k_topics, k_scenes, k_it
 @click.option("--speaker", help="Who asks: their persona is attached (default: every speaker's).")
 @click.option("--without", help="Comma list of cascade components to switch off.")
 @click.option("--budget-tokens", type=click.IntRange(1, MAX_BUDGET_TOKENS), help=BUDGET_HELP)
+@click.option("--style", type=click.Choice(list(ANSWER_STYLES)), default="focus", show_default=True,
+              help="The answer prompt: focus (what the triggers reached, kept in mind), assistant, locomo "
+                   "(the benchmark's).")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer with its evidence as JSON.")
 @click.pass_context
 @friendly
-def ask_cmd(ctx, memory_id, question, speaker, without, budget_tokens, as_json) -> None:
+def ask_cmd(ctx, memory_id, question, speaker, without, budget_tokens, style, as_json) -> None:
     """Recall evidence for QUESTION, then answer it with the configured LLM (TMEM_LLM_*)."""
     settings = settings_of(ctx).with_retrieval(budget_tokens=budget_tokens) if budget_tokens else settings_of(ctx)
     result = api.Memory(memory_id, store=store_of(ctx)).ask(question, speaker=speaker, without=_without(without),
-                                                         settings=settings.retrieval)
+                                                         settings=settings.retrieval, style=style)
     if as_json:
         echo_json(result)
         return
-    click.echo(result["answer"])
+    click.echo(format_answer(result))
 
 
 @click.command("viz")
@@ -230,6 +235,21 @@ def viz_cmd(ctx, memory_id, output, topic, scene, hops, query, speaker, max_node
         click.echo(f"note: {note}", err=True)
     viz.write_html(graph, output, heading)
     click.echo(f"wrote {output} ({graph.number_of_nodes()} nodes, {graph.number_of_edges()} edges)")
+
+
+def format_answer(result: dict) -> str:
+    """The answer, the turns it rests on (as the evidence showed them) and the time each step took."""
+    turns = {t["id"]: t for s in result["recall"]["scenes"] for t in s["turns"]}
+    turns.update({t["id"]: t for t in result["recall"].get("recent", [])})
+    lines = [result["answer"]]
+    for tid in result["cites"]:
+        t = turns.get(tid)
+        lines.append(f"  rests on {tid}" + (f" ({day(t.get('time')) or 'time unknown'}) {t['speaker']}: {t['text']}"
+                                            if t else " (an item's source turn)"))
+    steps = result["timings_ms"]
+    recall_ms = sum(v for k, v in steps.items() if k not in ("answer", "total"))
+    lines.append(f"  (recall {recall_ms:.0f} ms, answer {steps['answer'] / 1000:.1f} s)")
+    return "\n".join(lines)
 
 
 def format_recall(result) -> str:

@@ -6,29 +6,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-# English function words and chat fillers: what two texts share besides these is their content
-STOP = frozenset("""
-a about above after again against all also am an and any are as at be because been before being
-below between both but by can could did do does doing done down during each even ever few for from
-further get gets got had has have having he her here hers herself him himself his how i if in into
-is it its itself just let like lot me more most much my myself no nor not now of off oh ok okay on
-once one only or other our ours ourselves out over own really same she should so some such than
-that the their theirs them themselves then there these they thing things this those through to too
-under until up us very was way we well were what when where which while who whom why will with
-would yeah yes you your yours yourself yourselves 's 're 've 'll 'd 'm
-""".split())
+from ..words import STOP, content_words, share_in  # noqa: F401 - the words every check counts
 
 COPY_SHARE = 0.6  # a trigger whose content words are this much its host's text restates it
-
-
-def content_words(text: str | None) -> set[str]:
-    """Lower-cased words of `text` without function words, a plural `s` folded (`dogs` → `dog`)."""
-    out = set()
-    for w in re.findall(r"[a-z0-9]+", (text or "").lower()):
-        if w in STOP or len(w) < 2:
-            continue
-        out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
-    return out
 
 
 def without_names(text: str, names: Iterable[str]) -> str:
@@ -39,12 +19,6 @@ def without_names(text: str, names: Iterable[str]) -> str:
         return text
     pattern = r"(?<!\w)(?:" + "|".join(sorted(parts, key=len, reverse=True)) + r")(?:['’ʼ]s)?(?!\w)"
     return " ".join(re.sub(pattern, " ", text, flags=re.IGNORECASE).split())
-
-
-def share_in(text: str | None, other: str | None) -> float:
-    """The share of `text`'s content words found in `other` (0 when `text` has none)."""
-    words = content_words(text)
-    return len(words & content_words(other)) / len(words) if words else 0.0
 
 
 def copies(text: str | None, host: str | None, threshold: float = COPY_SHARE) -> bool:
@@ -92,6 +66,19 @@ def about_another(text: str, speaker: str, names: list[str]) -> bool:
 
 SUPPORT_COSINE = 0.65  # a turn this close to a statement about its speaker supports it
 SUPPORT_SHARE = 0.6    # ... as does a turn holding this share of the statement's content words
+
+
+def invented_numbers(statement: str, source: str) -> set[str]:
+    """The numbers written in digits in `statement` that `source` does not hold, in digits or
+    as a word ("20" in a sentence about a conversation that never says 20 or twenty)."""
+    said = set(re.findall(r"\d+", source)) | {str(n) for w, n in NUMBER_WORDS.items()
+                                                 if re.search(rf"\b{w}\b", source, re.IGNORECASE)}
+    return set(re.findall(r"\d+", statement)) - said
+
+
+NUMBER_WORDS = {w: n for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())} | {"thirty": 30, "forty": 40, "fifty": 50, "hundred": 100}
 
 
 def supports(statement: str, turn_text: str, cosine: float, names: list[str] = ()) -> bool:

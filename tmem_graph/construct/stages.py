@@ -402,12 +402,16 @@ def persona_statements(statements, current: str | None, window: list[Turn], enco
     A reply's statement of several sentences is read as one statement per sentence (the 1.5B
     model writes the whole profile as one, citing nothing). A statement is kept when a turn of
     the window supports it (`checks.supports`; the turns it cites are not trusted: small models
-    cite none, or the wrong ones), or else when the current profile already holds it
+    cite none, or the wrong ones) and, with `speaker`, the turn is the speaker's own, read with
+    the turn it answers (Ana's "Yes, although I will skip the oysters" answers Ben's "Is it the
+    one with the seafood market tour?"; Ana's "I can lend you my car" says nothing of Ben's
+    car), or else when the current profile already holds it
     (KEPT_SHARE of its words). Invented facts (an age, a job, a hobby nobody mentioned) have no
     turn behind them. A sentence of fewer than two content words (names aside) says nothing
     and is dropped, and so is one in the dialogue's voice (`checks.in_dialogue_voice`: a
     question, or in the first or second person), a line copied from the conversation, and one
-    whose subject is another speaker of `names` ("Ben asked for photos." in Ana's profile)."""
+    whose subject is another speaker of `names` ("Ben asked for photos." in Ana's profile), or
+    that holds a number no turn of the window says (`checks.invented_numbers`)."""
     sentences = [text for st in statements for text in split_sentences(st.text)]
     if not sentences:
         return []
@@ -422,11 +426,19 @@ def persona_statements(statements, current: str | None, window: list[Turn], enco
             continue  # a line of the dialogue ("What's your plan to pitch in?"), not a statement
         if speaker and checks.about_another(text, speaker, names):
             continue  # a statement about the other speaker
+        if checks.invented_numbers(text, " ".join(t.text for t in window)):
+            continue  # a number no turn says ("... to take things to the 20."): garbled or made up
         cos = [_dot(vector, tv) for tv in turn_vectors]
-        supported = [n for n in range(len(window)) if checks.supports(text, window[n].text, cos[n], names)]
+        supported = [n for n in range(len(window)) if (speaker is None or window[n].speaker == speaker)
+                     and checks.supports(text, _in_reply_to(window, n), cos[n], names)]
         if supported or (current and checks.share_in(text, current) >= KEPT_SHARE):
             out.append(text)
     return out
+
+
+def _in_reply_to(window: list[Turn], n: int) -> str:
+    """Turn `n`'s text after the turn before it, which it may answer."""
+    return f"{window[n - 1].text} {window[n].text}" if n else window[n].text
 
 
 def split_sentences(text: str) -> list[str]:

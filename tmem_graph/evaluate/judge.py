@@ -48,7 +48,7 @@ def judge_locomo(memory: Memory, qas: list[QA], llm: LLMClient, runs: int = 3, w
     "judge"); a question scores the share of CORRECT runs. Summary per category and overall."""
     rows = []
     for n, qa in enumerate(qas):
-        answer = memory.ask(qa.question, without=without, llm=llm)["answer"]
+        answer = memory.ask(qa.question, without=without, llm=llm, style="locomo")["answer"]
         gold = qa.answer or ""
         verdicts = [llm.structured(locomo_judge_messages(qa.question, gold, answer, run), Verdict, stage="judge",
                                    what=f"run {run} for {qa.question[:60]!r}") for run in range(1, runs + 1)]

@@ -11,8 +11,10 @@ asked "when" answers in words."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
+from ..words import content_words
 from .results import Recall, RecalledItem, RecalledScene, RecalledTurn
 
 SCENES_HEADING = "## Relevant scenes"
@@ -108,3 +110,92 @@ def format_evidence(recall: Recall, speakers: list[str]) -> str:
         for p in recall.persona:
             lines.append(f"{p['speaker']}: {p['summary']}")
     return "\n".join(lines)
+
+
+def supporting_turns(answer: str, recall: Recall, speakers: list[str], most: int = 3) -> list[str]:
+    """The ids of the evidence turns an answer rests on: the turns handed over (a scene's, a
+    recent one, or the source turns of an item) sharing the most content words with the answer,
+    the speakers' names aside; up to `most`, each sharing at least half as many as the best.
+    None for an answer that shares no word with the evidence ("Not in memory.")."""
+    names = {w for s in speakers for w in content_words(s)}
+    words = content_words(answer) - names
+    texts: dict[str, set[str]] = {}
+    for scene in recall.scenes:
+        for t in scene.turns:
+            texts[t["id"]] = content_words(t["text"])
+    for t in recall.recent:
+        texts[t.id] = content_words(t.text)
+    for item in recall.items:   # an item's words credit the turns it was distilled from
+        for tid in item.turn_ids:
+            texts[tid] = texts.get(tid, set()) | content_words(item.text)
+    shared = sorted(((len(words & w), tid) for tid, w in texts.items() if words & w), key=lambda x: -x[0])
+    if not shared:
+        return []
+    best = shared[0][0]
+    return [tid for n, tid in shared[:most] if 2 * n >= best]
+
+
+ASKS_WHEN = re.compile(r"^\W*(when|how long|how many (days|weeks|months|years)|what (day|date|time|year|month))\b"
+                       r"|\b(what|which) (day|date|year|month)\b|\bwhen\b", re.IGNORECASE)
+
+
+def asks_when(question: str) -> bool:
+    """Whether a question asks for a time ("When is …", "How long has …", "… which year …")."""
+    return bool(ASKS_WHEN.search(question))
+
+
+def about(speaker: str, sentence: str) -> str:
+    """A persona sentence that names its speaker as it is; one that does not, after the name
+    ("Works on a team with Priya." → "Alice: Works on a team with Priya.")."""
+    return sentence if speaker.lower() in sentence.lower() else f"{speaker}: {sentence}"
+
+
+def compact_evidence(recall: Recall, speakers: list[str], dated: bool) -> str:
+    """The evidence as a small answer model reads it, a sentence a line, no titles or summaries.
+
+    First what the associative lane brought (the items and scenes the triggers reached: what
+    the memory anticipated would matter in a situation like the question's), then the other
+    items, what is known of the speakers, and the other scenes' dialogue. Days only when
+    `dated` (the question asks when), on every line so that a copied line keeps its day: a
+    1.5B model handed a day it was not asked for answers with it."""
+    def item(i: RecalledItem) -> str:
+        return f"- {i.text}" + (f" ({day(i.time)})" if dated and i.time else "")
+
+    def dialogue(scene: RecalledScene) -> list[str]:
+        return ["--"] + [f"{t['speaker']}" + (f" ({day(t.get('time') or scene.time)})" if dated else "")
+                         + f": {t['text']}" for t in scene.turns]
+
+    cued = [i for i in recall.items if i.lane == "associative"]
+    cued_scenes = [s for s in recall.scenes if s.lane == "associative"]
+    lines = [opening(speakers)]
+    if cued or cued_scenes:
+        lines.append("Worth remembering here:")
+        lines += [item(i) for i in cued]
+        for scene in cued_scenes:
+            lines += dialogue(scene)
+    lines.append("Also known:")
+    lines += [item(i) for i in recall.items if i.lane != "associative"]
+    lines += [f"- {about(p['speaker'], sentence)}" for p in recall.persona
+              for sentence in re.split(r"(?<=[.!?])\s+", p["summary"]) if sentence.strip()]
+    rest = [s for s in recall.scenes if s.lane != "associative"]
+    if rest or recall.recent:
+        lines.append("From the conversations:")
+    for scene in rest:
+        lines += dialogue(scene)
+    for turn in sorted(recall.recent, key=lambda t: t.seq):
+        lines.append(f"{turn.speaker}" + (f" ({day(turn.time)})" if dated and turn.time else "") + f": {turn.text}")
+    return "\n".join(lines)
+
+
+def anticipated(recall: Recall, items: int = 2, turns: int = 8) -> list[tuple[str, list[str]]]:
+    """What the triggers reached, as (sentence, the turn ids it rests on): the `items` best
+    items a Bridge trigger brought (by their trigger rank), then up to `turns` turns of the scene
+    its Horizon triggers ranked first. The candidates the focus answer style chooses what to
+    keep in mind from: what the memory anticipated would matter in a situation like the
+    question's, although the question may share no word with it."""
+    bridged = sorted((i for i in recall.items if "bridge" in i.via), key=lambda i: i.ranks.get("trigger", 1 << 30))
+    out = [(i.text, list(i.turn_ids)) for i in bridged[:items]]
+    horizon = sorted((s for s in recall.scenes if "horizon" in s.via), key=lambda s: s.ranks.get("horizon", 1 << 30))
+    for scene in horizon[:1]:
+        out += [(f"{t['speaker']} said: {t['text']}", [t["id"]]) for t in scene.turns[:turns]]
+    return out

@@ -114,13 +114,14 @@ def build_mcp(service: Service) -> MCPServer:
         return result
 
     @server.tool(name="ask_memory", annotations=read_only, description=(
-        "Answer a question from a memory with the server's LLM: the answer, and the evidence it used."))
+        "Answer a question from a memory with the server's LLM: the answer, the ids of the turns it "
+        "rests on, and the evidence it used."))
     @_tool_errors
     def ask_memory(memory_id: MemoryId,
                    question: Annotated[str, Field(min_length=1, max_length=4000)]) -> dict[str, Any]:
         answer = service.ask(memory_id, question)
         return {"memory_id": memory_id, "question": question, "answer": answer["answer"],
-                "evidence": answer["evidence"]}
+                "cites": answer["cites"], "evidence": answer["evidence"]}
 
     @server.tool(name="list_memories", annotations=read_only,
                  description="The memories this server holds that you may use, with their object counts.")

@@ -1,9 +1,21 @@
-"""The answer prompt: the matched LoCoMo QA prompt of the T-Mem paper (Figure 6, which the
-paper reproduces from the LoCoMo protocol), filled with the recalled evidence."""
+"""The answer prompts, filled with the recalled evidence.
+
+- `assistant` (what `Memory.ask` and `tmem ask` use): a user's question answered in a sentence
+  or two, with what the memory holds that matters for it although the question does not name
+  it, a date only when asked when, and "Not in memory" when nothing supports an answer. Written
+  for the small local model (docs/local-llm.md, "Answers").
+- `locomo`: the matched LoCoMo QA prompt of the T-Mem paper (Figure 6, which the paper
+  reproduces from the LoCoMo protocol): answers of five or six words, timestamps first. The
+  LoCoMo judge runs use it, as the paper's protocol asks.
+"""
 
 from __future__ import annotations
 
-ANSWER_PROMPT = """You are an intelligent memory assistant tasked with retrieving accurate information from episodic memories.
+from typing import Literal
+
+from pydantic import BaseModel, create_model
+
+LOCOMO_PROMPT = """You are an intelligent memory assistant tasked with retrieving accurate information from episodic memories.
 
 # CONTEXT:
 You have access to episodic memories from conversations between two speakers. These memories contain timestamped information that may be relevant to answering the question.
@@ -31,6 +43,75 @@ Question: {question}
 Answer (a short answer string):"""
 
 
-def answer_messages(context: str, question: str) -> list[dict]:
-    """Chat messages asking the answer model to answer `question` from `context`."""
-    return [{"role": "user", "content": ANSWER_PROMPT.format(context=context, question=question)}]
+NOT_IN_MEMORY = "Not in memory."
+
+ASSISTANT_PROMPT = """You help a user by recalling what was said in their past conversations.
+
+# Memories
+{context}
+
+# Question
+{question}
+
+# How to answer
+Reply in one or two short sentences based only on the memories.
+If something in the memories matters for the question even though the question does not mention it (an allergy, an injury, a plan, a dislike), take it into account and mention it.
+Mention a date only when the question asks when.
+If the memories say nothing that answers the question, reply: Not in memory.
+
+Answer:"""
+
+FOCUS_PROMPT = """{context}
+
+Question: {question}
+{keep}Answer the question in one or two sentences from the memories above."""
+
+KEEP_LINE = "Keep in mind: {keep}\n"
+
+KEEP_PROMPT = """Question: {question}
+
+Memories:
+{lines}
+
+Which one memory should be kept in mind when answering this question? It may be one the question does not mention: a food someone avoids or cannot eat matters when choosing where to eat, an injury for a sports plan, a pet for a trip. Reply with its number, or 0 if none of them changes the answer."""
+
+
+class KeepChoice(BaseModel):
+    """The reply to `KEEP_PROMPT`: a candidate's number, 0 for none (the schema's enum is set per call)."""
+
+    memory: int
+
+
+def keep_messages(question: str, candidates: list[str]) -> list[dict]:
+    """Which of the memories the triggers reached should be kept in mind for `question`."""
+    lines = "\n".join(f"{n}. {text}" for n, text in enumerate(candidates, 1))
+    return [{"role": "user", "content": KEEP_PROMPT.format(question=question, lines=lines)}]
+
+
+def keep_schema(candidates: int) -> type[BaseModel]:
+    """`KeepChoice` with `memory` constrained to 0..`candidates` (the local model decodes to the schema)."""
+    return create_model("KeepChoice", memory=(Literal[tuple(range(candidates + 1))], ...))
+
+
+PROMPTS = {"assistant": ASSISTANT_PROMPT, "focus": FOCUS_PROMPT, "locomo": LOCOMO_PROMPT}
+COMPACT = {"focus"}   # the styles that read `compact_evidence`, the others `format_evidence`
+TWO_STEP = {"focus"}  # first choose what to keep in mind among what the triggers reached
+
+
+def split_reply(reply: str) -> tuple[str, str]:
+    """(answer, relevant): a "Relevant: … Answer: …" reply cut in two; any other reply is all answer."""
+    head, sep, answer = reply.rpartition("Answer:")
+    if not sep or not answer.strip():
+        return reply.strip(), ""
+    return answer.strip(), head.replace("Relevant:", "", 1).strip()
+
+
+def answer_messages(context: str, question: str, style: str = "assistant", keep: str = "") -> list[dict]:
+    """Chat messages asking the answer model to answer `question` from `context`, in one of
+    the `PROMPTS` styles (`keep`: what the focus style's first call chose to keep in mind)."""
+    if style not in PROMPTS:
+        raise ValueError(f"answer style must be one of {', '.join(PROMPTS)}, not {style!r}")
+    fields = {"context": context, "question": question}
+    if style == "focus":
+        fields["keep"] = KEEP_LINE.format(keep=keep) if keep else ""
+    return [{"role": "user", "content": PROMPTS[style].format(**fields)}]

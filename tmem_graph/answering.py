@@ -1,0 +1,38 @@
+"""Answering a question from recalled evidence with the configured LLM, in one of the answer
+styles of `llm.prompts.answer`: one call ("assistant", "locomo"), or two ("focus", for the
+small local model): first the model chooses, among what the triggers reached
+(`retrieve.evidence.anticipated`), the one memory to keep in mind, if any; then it answers
+with that memory named, and the answer carries it (appended when the model's sentence left it out)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .words import share_in
+from .llm.prompts.answer import TWO_STEP, answer_messages, keep_messages, keep_schema, split_reply
+from .retrieve.evidence import anticipated
+from .retrieve.results import Recall
+
+if TYPE_CHECKING:
+    from .llm.client import LLMClient
+
+KEPT_IN_ANSWER = 0.5   # an answer holding this share of the kept memory's content words already says it
+
+
+def answer(llm: "LLMClient", context: str, question: str, style: str, recall: Recall | None = None,
+           what: str = "") -> tuple[str, str]:
+    """(answer, kept): the answer to `question` from `context`, and the memory the focus style
+    chose to keep in mind among those `recall`'s triggers reached ("" when none, or another style)."""
+    what = what or f"for {question[:60]!r}"
+    keep = ""
+    if style in TWO_STEP and recall is not None:
+        candidates = anticipated(recall)
+        if candidates:
+            texts = [text for text, _ in candidates]
+            choice = llm.structured(keep_messages(question, texts), keep_schema(len(texts)), stage="answer",
+                                    what=f"what to keep in mind {what}")
+            keep = texts[choice.memory - 1] if choice.memory else ""
+    reply, _ = split_reply(llm.chat(answer_messages(context, question, style, keep), stage="answer", what=what))
+    if keep and share_in(keep, reply) < KEPT_IN_ANSWER:
+        reply = f"{reply} (Keep in mind: {keep})"
+    return reply, keep
