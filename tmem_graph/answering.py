@@ -1,8 +1,9 @@
 """Answering a question from recalled evidence with the configured LLM, in one of the answer
 styles of `llm.prompts.answer`: one call ("assistant", "locomo"), or two ("focus", for the
 small local model): first the model chooses, among what the triggers reached
-(`retrieve.evidence.anticipated`), the one memory to keep in mind, if any; then it answers
-with that memory named, and the answer carries it (appended when the model's sentence left it out)."""
+(`retrieve.evidence.anticipated`), the one memory to keep in mind, if any (not for a question
+that asks when: it wants a time, not a caveat); then it answers with that memory named, and the
+answer carries it (appended when the model's sentence left it out)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from .words import share_in
 from .llm.prompts.answer import TWO_STEP, answer_messages, keep_messages, keep_schema, split_reply
-from .retrieve.evidence import anticipated
+from .retrieve.evidence import anticipated, asks_when
 from .retrieve.results import Recall
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ def answer(llm: "LLMClient", context: str, question: str, style: str, recall: Re
     chose to keep in mind among those `recall`'s triggers reached ("" when none, or another style)."""
     what = what or f"for {question[:60]!r}"
     keep = ""
-    if style in TWO_STEP and recall is not None:
+    if style in TWO_STEP and recall is not None and not asks_when(question):   # a date needs no caveat
         candidates = anticipated(recall)
         if candidates:
             texts = [text for text, _ in candidates]

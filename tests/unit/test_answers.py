@@ -169,3 +169,7 @@ def test_the_focus_style_keeps_the_chosen_memory_in_the_answer(scripted_llm):
     scripted_llm.expect("Which one memory should be kept in mind", {"memory": 0})
     scripted_llm.expect("Question: Where to eat, then?\nAnswer the question", "In Porto.")
     assert answer(llm, "CONTEXT", "Where to eat, then?", "focus", _focused_recall()) == ("In Porto.", "")
+    calls = len(scripted_llm.requests)
+    scripted_llm.expect("Question: When is the class?\nAnswer the question", "In June.")
+    assert answer(llm, "CONTEXT", "When is the class?", "focus", _focused_recall()) == ("In June.", "")
+    assert len(scripted_llm.requests) == calls + 1   # a question asking when: no caveat asked for
