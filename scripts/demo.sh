@@ -60,8 +60,9 @@ for scene in doc["scenes"][:2]:
         print(f"   scene {scene['id']} horizon ({h['channel']}): {h['text']}")
 PY
 )"
-echo; echo "-- recall and answer (the answer comes from the local model):"
+echo; echo "-- recall for an associative question: the scene where Ana skips the oysters comes back"
 tmem recall demo-short "Where could we take Ana out for dinner when she is back from her trip?" --k-scenes 2 --k-items 3
+echo; echo "-- an answer from the local model, the turn it rests on, and how long recall and answer took:"
 tmem ask demo-short "When is Ana's cooking class?"
 
 echo; echo "== done. The server keeps running ('tmem db stop' stops it). Neo4j Browser:"
