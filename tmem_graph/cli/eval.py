@@ -393,16 +393,6 @@ def eval_construction(ctx, memory_ids, sample, sessions, data_path, out_dir, as_
         click.echo(header + "\n\n" + table + f"\n\nreport in {out}/construction.md, .json")
 
 
-def _exists(store, memory_id: str) -> bool:
-    from ..errors import MemoryNotFound
-
-    try:
-        store.memory(memory_id)
-    except MemoryNotFound:
-        return False
-    return True
-
-
 @eval_group.command("answers")
 @click.option("--set", "set_path", type=click.Path(path_type=Path, dir_okay=False), default=Path("fixtures/answers.json"),
               show_default=True, help="The answer set (tmem-answers/1): questions, gold answers, their memories.")
@@ -440,7 +430,7 @@ def eval_answers(ctx, set_path, modes, style, import_missing, only, data_path, o
         questions = [q for q in questions if q.memory in wanted]
     store = store_of(ctx)
     needed = list(dict.fromkeys(q.memory for q in questions))
-    missing = [m for m in needed if not _exists(store, m)]
+    missing = [m for m in needed if not store.exists(m)]
     if missing and not import_missing:
         raise UsageError(f"not on the server: {', '.join(missing)}; add --import to load them from "
                          + ", ".join(str(files[m]) for m in missing))

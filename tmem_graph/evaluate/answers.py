@@ -22,17 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..construct.checks import content_words
 from ..errors import ValidationError
 from ..answering import answer as answer_from
 from ..llm.prompts.answer import COMPACT, NOT_IN_MEMORY
 from ..model import Turn
-from ..retrieve.evidence import asks_when, day, opening
+from ..retrieve.evidence import asks_when, compact_line, opening, turn_line
 from ..textio import parse_json, read_text
 from .data import CATEGORIES, data_dir, load
 from .flat import cut_at_budget
 from .judge import token_f1
-from .runner import Context
+from .report import _fmt
+from .runner import Context, _mean, answer_coverage
 
 FORMAT = "tmem-answers/1"
 KINDS = ("associative", "factual", "temporal", "none")
@@ -100,9 +100,9 @@ def load_set(path: Path, root: Path | None = None) -> tuple[dict[str, Path], lis
 
 
 def coverage(answer: str, gold: str) -> float | None:
-    """The share of the gold answer's content words the answer holds (None without any)."""
-    words = content_words(gold)
-    return len(words & content_words(answer)) / len(words) if words else None
+    """The share of the gold answer's content words the answer holds (None without any): the
+    rule of `runner.answer_coverage`, with the answer where it reads the evidence."""
+    return answer_coverage(gold, answer)
 
 
 @dataclass
@@ -120,10 +120,9 @@ class AnswerContext:
         """A turn as the cascade's evidence of the same layout writes one: "  Ana [2 April 2024]: …"
         (`format_evidence`), or "Ana: …" with its day only when `dated` (`compact_evidence`)."""
         t = self.turns[turn_id]
-        when = day(t.time) or "time unknown"
         if compact:
-            return f"{t.speaker}" + (f" ({when})" if dated else "") + f": {t.text}"
-        return f"  {t.speaker} [{when}]: {t.text}"
+            return compact_line(t.speaker, t.text, t.time, dated)
+        return turn_line({"speaker": t.speaker, "text": t.text, "time": t.time})
 
     def dense_evidence(self, question: str, tokens: int, compact: bool = False) -> tuple[str, list[str]]:
         """Dense retrieval over the memory's turns cut at `tokens` (opening and heading
@@ -159,7 +158,7 @@ def import_set_memory(path: Path, memory_id: str, store, root: Path | None = Non
 
 
 def evaluate_answers(questions: list[AnswerQuestion], contexts: dict[str, AnswerContext], llm,
-                     modes: Iterable[str] = MODES, style: str = "assistant",
+                     modes: Iterable[str] = MODES, style: str = "focus",
                      progress: Callable[[int, int], None] | None = None) -> dict:
     """Answer every question from each mode's evidence with `llm` (stage "answer") and score it."""
     modes = list(modes)
@@ -214,13 +213,6 @@ def markdown(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
 def says_not_in_memory(answer: str) -> bool:
     return NOT_IN_MEMORY.lower().rstrip(".") in answer.lower()
 
-
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None

@@ -150,6 +150,11 @@ def about(speaker: str, sentence: str) -> str:
     return sentence if speaker.lower() in sentence.lower() else f"{speaker}: {sentence}"
 
 
+def compact_line(speaker: str, text: str, stamp: str | None, dated: bool) -> str:
+    """A turn of `compact_evidence`: "Ana: …", or "Ana (2 April 2024): …" when `dated` and timed."""
+    return f"{speaker}" + (f" ({day(stamp)})" if dated and stamp else "") + f": {text}"
+
+
 def compact_evidence(recall: Recall, speakers: list[str], dated: bool) -> str:
     """The evidence as a small answer model reads it, a sentence a line, no titles or summaries.
 
@@ -162,8 +167,7 @@ def compact_evidence(recall: Recall, speakers: list[str], dated: bool) -> str:
         return f"- {i.text}" + (f" ({day(i.time)})" if dated and i.time else "")
 
     def dialogue(scene: RecalledScene) -> list[str]:
-        return ["--"] + [f"{t['speaker']}" + (f" ({day(t.get('time') or scene.time)})" if dated else "")
-                         + f": {t['text']}" for t in scene.turns]
+        return ["--"] + [compact_line(t["speaker"], t["text"], t.get("time") or scene.time, dated) for t in scene.turns]
 
     cued = [i for i in recall.items if i.lane == "associative"]
     cued_scenes = [s for s in recall.scenes if s.lane == "associative"]
@@ -182,8 +186,7 @@ def compact_evidence(recall: Recall, speakers: list[str], dated: bool) -> str:
         lines.append("From the conversations:")
     for scene in rest:
         lines += dialogue(scene)
-    for turn in sorted(recall.recent, key=lambda t: t.seq):
-        lines.append(f"{turn.speaker}" + (f" ({day(turn.time)})" if dated and turn.time else "") + f": {turn.text}")
+    lines += [compact_line(t.speaker, t.text, t.time, dated) for t in sorted(recall.recent, key=lambda t: t.seq)]
     return "\n".join(lines)
 
 

@@ -1,9 +1,10 @@
 """The answer prompts, filled with the recalled evidence.
 
-- `assistant` (what `Memory.ask` and `tmem ask` use): a user's question answered in a sentence
-  or two, with what the memory holds that matters for it although the question does not name
-  it, a date only when asked when, and "Not in memory" when nothing supports an answer. Written
-  for the small local model (docs/local-llm.md, "Answers").
+- `focus` (the default of `Memory.ask` and `tmem ask`; `answering.py` runs it): `KEEP_PROMPT`
+  chooses the memory to keep in mind among what the triggers reached, then `FOCUS_PROMPT`
+  answers in a sentence or two over the compact evidence, with that memory named. Written for
+  the small local model (docs/local-llm.md, "Answers").
+- `assistant`: one call, a sentence or two, "Not in memory" when nothing supports an answer.
 - `locomo`: the matched LoCoMo QA prompt of the T-Mem paper (Figure 6, which the paper
   reproduces from the LoCoMo protocol): answers of five or six words, timestamps first. The
   LoCoMo judge runs use it, as the paper's protocol asks.
@@ -76,12 +77,6 @@ Memories:
 Which one memory should be kept in mind when answering this question? It may be one the question does not mention: a food someone avoids or cannot eat matters when choosing where to eat, an injury for a sports plan, a pet for a trip. Reply with its number, or 0 if none of them changes the answer."""
 
 
-class KeepChoice(BaseModel):
-    """The reply to `KEEP_PROMPT`: a candidate's number, 0 for none (the schema's enum is set per call)."""
-
-    memory: int
-
-
 def keep_messages(question: str, candidates: list[str]) -> list[dict]:
     """Which of the memories the triggers reached should be kept in mind for `question`."""
     lines = "\n".join(f"{n}. {text}" for n, text in enumerate(candidates, 1))
@@ -89,7 +84,8 @@ def keep_messages(question: str, candidates: list[str]) -> list[dict]:
 
 
 def keep_schema(candidates: int) -> type[BaseModel]:
-    """`KeepChoice` with `memory` constrained to 0..`candidates` (the local model decodes to the schema)."""
+    """The reply to `KEEP_PROMPT`: `memory`, a candidate's number or 0 for none, constrained to
+    0..`candidates` (the local model decodes to the schema)."""
     return create_model("KeepChoice", memory=(Literal[tuple(range(candidates + 1))], ...))
 
 
