@@ -183,13 +183,16 @@ def load(paths: list[Path]) -> dict[str, Replay]:
     return out
 
 
-GRID = {"cue_share": (0.0, 0.1, 0.2, 0.3, 0.4), "lane_share": (0.3, 0.4, 0.5), "lane_dense_weight": (1.0, 3.0)}
+GRID = {"cue_share": (0.0, 0.1, 0.2, 0.3, 0.4), "lane_share": (0.3, 0.4, 0.5, 0.6), "lane_dense_weight": (1.0, 3.0),
+        "cue_from": ("scenecue", "horizon")}
 ORDER = {"joint_k0": (1, 5, 30, 60)}   # only the order of the packed scenes: chosen by S@5 alone
 
 
 def variants(grid: dict = GRID) -> list[dict]:
-    return [dict(zip(grid, values)) for values in itertools.product(*grid.values())
-            if sum(v for k, v in zip(grid, values) if k.endswith("_share")) < 0.95]
+    out = [dict(zip(grid, values)) for values in itertools.product(*grid.values())
+           if sum(v for k, v in zip(grid, values) if k.endswith("_share")) < 0.95]
+    # without an associative pass its list does not matter: one variant of each
+    return [v for v in out if v.get("cue_share", 1) > 0 or v.get("cue_from", "scenecue") == "scenecue"]
 
 
 def objective(figures: dict) -> float:
@@ -235,7 +238,8 @@ def render(report: dict) -> str:
         c = r["constants"]
         lead = lambda a, b: " / ".join("–" if f[x][a] is None else f"{100 * (f[x][a] - f[x][b]):+.1f}"  # noqa: E731
                                        for x in f)
-        lines.append(f"| {m} | cue {c['cue_share']}, lane {c['lane_share']} (dense weight {c['lane_dense_weight']}) | "
+        lines.append(f"| {m} | cue {c['cue_share']} ({c.get('cue_from', 'scenecue')}), lane {c['lane_share']} "
+                     f"(dense weight {c['lane_dense_weight']}) | "
                      f"{lead('plus', 'dense')} | {lead('locomo', 'flat')} | "
                      f"{'–' if f[2000]['s5'] is None else format(f[2000]['s5'], '.3f')} |")
     c = report["all"]["constants"]

@@ -23,13 +23,14 @@ DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 FUSIONS = ("lanes", "joint", "rrf", "rrf_tail", "score")
 MAX_BUDGET = 10_000   # the largest budget or depth a recall accepts (queries stay bounded)
 CUE_FUSIONS = ("strongest", "rrf")
+CUE_LISTS = ("scenecue", "horizon")   # where the associative pass takes its scenes from
 MAX_BUDGET_TOKENS = 100_000   # the largest evidence budget a recall accepts
 # with a token budget, the cascade picks one scene per this many tokens (at least kS; chosen on the
 # budget curve of the whole of conv-26, docs/evaluation.md "The whole conversation")
 SCENE_TOKENS = 250
 ITEM_TOKENS = 100     # ... and one item per this many tokens (at least kI); the packer then fills the budget
-# ... and the associative pass one SceneCue scene per this many tokens of its share (a scene's
-# header and best turn cost about this much on LoCoMo's dialogue)
+# ... and the associative pass one scene per this many tokens of its share (a turn listed on its
+# own with its day costs about this much on LoCoMo's dialogue)
 OPENING_TOKENS = 40
 
 
@@ -57,6 +58,7 @@ class RetrievalSettings:
     lane_share: float = 0.4   # with a budget, the share the turn lane fills after the scenes and items (0: no lane)
     cue_share: float = 0.0    # with a budget, the share spent on SceneCue's scenes in its order, each opened
                               # with its header and best turn (docs/retrieval.md; 0: no associative pass)
+    cue_from: str = "scenecue"  # the associative pass's list: "scenecue" (the triggers' fusion) or "horizon"
     lane_dense_weight: float = 1.0  # the turn lane's RRF weight of the passage cosine against BM25's 1
     joint_k0: int = 5         # the "joint" fusion: RRF with this k0 of the descriptive and the associative order
 
@@ -87,6 +89,8 @@ class RetrievalSettings:
         if isinstance(self.lane_dense_weight, bool) or not isinstance(self.lane_dense_weight, (int, float)) \
                 or not 0.0 <= self.lane_dense_weight <= 100.0:
             raise ConfigError(f"lane_dense_weight {self.lane_dense_weight!r}: must lie in [0, 100]")
+        if self.cue_from not in CUE_LISTS:
+            raise ConfigError(f"cue_from {self.cue_from!r}: choose from {', '.join(CUE_LISTS)}")
         if isinstance(self.cue_share, bool) or not isinstance(self.cue_share, (int, float)) \
                 or not 0.0 <= self.cue_share < 1.0 or self.cue_share + self.lane_share >= 1.0:
             raise ConfigError(f"cue_share {self.cue_share!r}: must lie in [0, 1) and leave room for the scenes "

@@ -10,7 +10,7 @@ import pytest
 from tmem_graph.config import RetrievalSettings
 from tmem_graph.errors import ConfigError
 from tmem_graph.retrieve.fuse import lanes, normalise, rrf, rrf_tail, standardise, strongest
-from tmem_graph.retrieve.select import (ItemCandidates, SceneCandidates, fuse_layer, scene_cue,
+from tmem_graph.retrieve.select import (ItemCandidates, SceneCandidates, fuse_layer, scene_cue, select_cue,
                                         select_items, select_scenes, trig_recall)
 
 # ten lexical decoys d0..d9 and the associative target "cue": BM25 ranks only the decoys (the
@@ -146,7 +146,8 @@ def test_select_items_uses_the_trigger_lane():
                                               ({"cue_fusion": "max"}, "cue_fusion 'max'"),
                                               ({"associative_share": 1.5}, "associative_share 1.5"),
                                               ({"lane_share": 1.0}, "lane_share 1.0"),
-                                              ({"lane_share": "half"}, "lane_share 'half'")])
+                                              ({"lane_share": "half"}, "lane_share 'half'"),
+                                              ({"cue_from": "items"}, "cue_from 'items'")])
 def test_settings_refuse_unknown_fusions(changes, message):
     with pytest.raises(ConfigError, match=message):
         RetrievalSettings(**changes)
@@ -184,3 +185,14 @@ def test_with_the_turn_channel_the_descriptive_lane_still_fills_its_places():
     cfg = RetrievalSettings(k_scenes=5, associative_share=0.0)
     got = fuse_layer([], DENSE, [], 5, cfg, passages=[("d7", 0.9)])
     assert ids(got) == ["d7", "d0", "d1", "d2", "d3"]
+
+
+def test_the_associative_pass_takes_its_scenes_from_the_list_it_is_told():
+    lists = {"dialogue": [("a", 0.9), ("h", 0.2)], "horizon": [("h", 0.8), ("b", 0.7), ("a", 0.1)]}
+    cands = SceneCandidates(bm25=[], dense=[], cue=[("a", 1.0), ("b", 0.9), ("h", 0.5)], cue_lists=lists, via={})
+    pick = lambda **kw: [s.id for s in select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08, **kw),  # noqa: E731
+                                                  chosen={"b"})]
+    assert pick() == ["a"]                        # two places (80 tokens / 40): SceneCue's a, b (chosen: skipped)
+    assert pick(cue_from="horizon") == ["h"]      # the Horizon family's own order
+    scene = select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08, cue_from="horizon"), set())[0]
+    assert scene.lane == "associative" and scene.ranks["cue"] == 1 and "horizon" in scene.via

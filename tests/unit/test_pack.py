@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from tmem_graph.retrieve import pack as packer
-from tmem_graph.retrieve.evidence import format_evidence
+from tmem_graph.retrieve.evidence import CUE_HEADING, format_evidence
 from tmem_graph.retrieve.results import LaneTurn, Recall, RecalledItem, RecalledScene, RecalledTurn
 
 
@@ -146,17 +146,19 @@ def test_with_an_associative_pass_the_evidence_never_exceeds_the_budget(budget):
     assert count(evidence) <= budget
 
 
-def test_the_associative_pass_opens_scenecues_scenes_with_their_best_turn_alone():
+def test_the_associative_pass_lists_each_scenes_best_turn_on_its_own():
     budget = 200
     packed = packer.pack(with_cue(), budget, count, ["Ana", "Ben"], lane_share=0.2, cue_share=0.2)
     by_id = {s.id: s for s in packed.scenes}
-    # each under its header with its best turn (by cosine); what is left at the end grows it by that
-    # turn's neighbours first
+    # each by its best turn (by cosine); what is left at the end grows it by that turn's neighbours first
     assert "c1:1" in [t["id"] for t in by_id["c1"].turns]
     c2 = {t["id"] for t in by_id["c2"].turns}
     assert "c2:4" in c2 and c2 <= {"c2:3", "c2:4", "c2:5"}
     assert by_id["c1"].lane == "associative" and by_id["c1"].excerpt
-    assert "[Scene" in format_evidence(packed, ["Ana"]) and "Oysters make Ana ill" in format_evidence(packed, ["Ana"])
+    # under the associative heading, without the scene's header (a header costs two thirds of a turn)
+    text = format_evidence(packed, ["Ana"])
+    pointers = text.split(CUE_HEADING)[1].split("\n## ")[0]
+    assert by_id["c1"].turns[0]["text"] in pointers and "Oysters make Ana ill" not in text
     # the cascade's part is what it packs alone into the budget the two passes leave it
     alone = packer.pack(with_lane(), budget - int(budget * 0.2) - int(budget * 0.2), count, ["Ana", "Ben"], lane_share=0)
     cascade = [s for s in packed.scenes if s.lane not in ("associative", "turns")]

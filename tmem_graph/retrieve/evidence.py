@@ -21,6 +21,8 @@ SCENES_HEADING = "## Relevant scenes"
 ITEMS_HEADING = "## Relevant items"
 RECENT_HEADING = "## Recent conversation (not yet organised into scenes)"
 LANE_HEADING = "## Other turns that match"
+CUE_HEADING = "## Earlier moments that may bear on this"
+LISTED = {"associative": CUE_HEADING, "turns": LANE_HEADING}  # a packed scene's lane -> its turns' own heading
 
 
 def opening(speakers: list[str]) -> str:
@@ -59,9 +61,10 @@ def scene_header(n: int, scene: RecalledScene) -> list[str]:
 
 
 def lane_only(scene: RecalledScene) -> bool:
-    """A packed scene that only the turn lane opened: its turns are listed on their own, each
-    with its day, without the scene's header (a header costs two thirds of a turn)."""
-    return scene.excerpt and scene.lane == "turns"
+    """A packed scene that the turn lane or the associative pass opened: its turns are listed
+    on their own under the lane's heading (`LISTED`), each with its day, without the scene's
+    header (a header costs two thirds of a turn)."""
+    return scene.excerpt and scene.lane in LISTED
 
 
 def turn_line(turn: dict, scene_time: str | None = None) -> str:
@@ -95,10 +98,11 @@ def format_evidence(recall: Recall, speakers: list[str]) -> str:
         for n, scene in enumerate(ranked, 1):
             lines += scene_header(n, scene)
             lines += [turn_line(t, scene.time) for t in scene.turns]
-    others = [s for s in recall.scenes if lane_only(s)]
-    if others:
-        lines.append(LANE_HEADING)
-        lines += [lane_line(t, s) for s in others for t in s.turns]
+    for lane, heading in LISTED.items():
+        others = [s for s in recall.scenes if lane_only(s) and s.lane == lane]
+        if others:
+            lines.append(heading)
+            lines += [lane_line(t, s) for s in others for t in s.turns]
     if recall.items:
         lines.append(ITEMS_HEADING)
         lines += [item_line(n, item) for n, item in enumerate(recall.items, 1)]

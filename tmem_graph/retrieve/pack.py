@@ -26,8 +26,8 @@ import functools
 import math
 from typing import Callable
 
-from .evidence import (ITEMS_HEADING, LANE_HEADING, RECENT_HEADING, SCENES_HEADING, item_line, lane_line,
-                       lane_only, opening, recent_line, scene_header, turn_line)
+from .evidence import (ITEMS_HEADING, LISTED, RECENT_HEADING, SCENES_HEADING, item_line, lane_line, lane_only,
+                       opening, recent_line, scene_header, turn_line)
 from .results import LaneTurn, Recall, RecalledScene
 
 WINDOW = 1        # neighbours kept on each side of a chosen turn
@@ -100,8 +100,8 @@ class _Packer:
     def add(self, state: _Scene, group: list[int]) -> bool:
         """Given turns (positions) of a scene, under its header when its excerpt is not open yet."""
         scene = state.scene
-        if lane_only(scene):  # listed on their own under the lane's heading, each with its day
-            fits = self.take(LANE_HEADING, [lane_line(scene.turns[n], scene) for n in group])
+        if lane_only(scene):  # listed on their own under their lane's heading, each with its day
+            fits = self.take(LISTED[scene.lane], [lane_line(scene.turns[n], scene) for n in group])
             if fits:
                 state.opened = True
                 state.chosen.update(group)
@@ -158,8 +158,8 @@ def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: lis
     while any([packer.grow(state) for state in scenes]):  # every opened excerpt, in rank order, once per pass
         pass
     packer.spend.left += associative
-    cue = [_state(s, recall) for s in recall.cue]
-    for state in cue:  # SceneCue's scenes, each under its header with its best turn alone
+    cue = [_state(dataclasses.replace(s, excerpt=True), recall) for s in recall.cue]
+    for state in cue:  # the associative list's scenes, each by its best turn alone, listed on its own
         packer.open(state, alone=True)
     packer.spend.left += reserve
     lane = _lane(packer, scenes + cue, recall.lane)

@@ -169,8 +169,9 @@ def select_cue(c: SceneCandidates, cfg: RetrievalSettings, chosen: set[str]) -> 
     order, for the packer's associative pass (lane "associative"; `via` the cue channels that
     rank them within `cue_top`, else their best; turns are filled in by the caller)."""
     lists = {n: _ids(r) for n, r in c.cue_lists.items()}
+    source = c.cue_lists.get(cfg.cue_from, c.cue) if cfg.cue_from != "scenecue" else c.cue
     out = []
-    for place, (s, score) in enumerate(c.cue[:cfg.cue_scenes()], 1):
+    for place, (s, score) in enumerate(source[:cfg.cue_scenes()], 1):
         if s in chosen:
             continue
         ranks = {**ranks_of(s, lists), "cue": place}
