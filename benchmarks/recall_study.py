@@ -109,17 +109,21 @@ class Replay:
     count: callable
 
     def recall(self, q: dict, cfg: RetrievalSettings) -> Recall:
+        nearest = q["trace"]["lane"]["dense"][:1] if "lane" in q["trace"] else []
+        cfg = cfg.split_for(nearest[0][1] if nearest else None)   # as the cascade splits a weak match
         deep = cfg.for_budget()
         chosen = select_scenes(q["trace"]["scenes"], deep)
-        cue = select_cue(q["trace"]["scenes"], deep, {s.id for s in chosen})
+        cue = select_cue(q["trace"]["scenes"], deep)
         for s in chosen + cue:
             stored = self.data["scenes"][s.id]
             s.title, s.summary = stored["title"], stored["summary"]
             s.time = stored["time"] or stored["turns"][0]["time"]   # as the store gives a scene its time
             s.turns = stored["turns"]
         items = select_items(self.item_pool(q["trace"].get("items"), {s.id for s in chosen}), deep)
-        lane = sorted(q["lane"], key=lambda t: -sum(w / (cfg.k0 + t.ranks[c]) for c, w in
-                                                    (("bm25", 1.0), ("dense", cfg.lane_dense_weight)) if c in t.ranks))
+        depth = cfg.lane_depth()   # the lane's lists as deep as this budget asks them (the trace's are deeper)
+        weight = {"bm25": 1.0, "dense": cfg.lane_dense_weight}
+        lane = sorted((t for t in q["lane"] if min(t.ranks.values()) <= depth),
+                      key=lambda t: -sum(weight[c] / (cfg.k0 + n) for c, n in t.ranks.items() if n <= depth))
         recall = Recall(self.data["memory"], q["query"], scenes=chosen, items=items, cue=cue,
                         lane=lane if cfg.lane_share > 0 else [], turn_scores=q["turn_scores"])
         if cfg.budget_tokens is None:

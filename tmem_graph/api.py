@@ -148,8 +148,9 @@ class Memory:
         timings = {"encode": encode_ms, "cascade": result.timings_ms["total"]}
         if cfg.budget_tokens is not None:  # one evidence budget: the packer fills it (retrieve/pack.py)
             t1 = time.perf_counter()
-            result = pack(result, cfg.budget_tokens, self.encoder.count_tokens, self._speakers(), cfg.lane_share,
-                          cfg.cue_share, cfg.joint_k0)
+            split = cfg.split_for(result.match)   # the shares the cascade chose its lists with
+            result = pack(result, cfg.budget_tokens, self.encoder.count_tokens, self._speakers(), split.lane_share,
+                          split.cue_share, split.joint_k0)
             timings["pack"] = (time.perf_counter() - t1) * 1000
         result.timings_ms = {**timings, "total": sum(timings.values())}
         return result

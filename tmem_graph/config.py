@@ -32,6 +32,9 @@ ITEM_TOKENS = 100     # ... and one item per this many tokens (at least kI); the
 # ... and the associative pass one scene per this many tokens of its share (a turn listed on its
 # own with its day costs about this much on LoCoMo's dialogue)
 OPENING_TOKENS = 40
+# ... and the turn lane asks for one turn per this many tokens of the budget (at least `candidates`),
+# so that it can fill the whole budget on its own (a LoCoMo turn costs about 30 tokens)
+LANE_TOKENS = 25
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,14 @@ class RetrievalSettings:
     cue_from: str = "scenecue"  # the associative pass's list: "scenecue" (the triggers' fusion) or "horizon"
     lane_dense_weight: float = 1.0  # the turn lane's RRF weight of the passage cosine against BM25's 1
     joint_k0: int = 5         # the "joint" fusion: RRF with this k0 of the descriptive and the associative order
+    # with a budget, a query whose nearest turn scores below `weak_match` (passage cosine on
+    # Neo4j's [0, 1] scale) is packed for association: similarity found nothing close, so the
+    # budget goes to the turns nearest it and to the associative list's pointers, with these
+    # shares (docs/retrieval.md, "Weak matches"; 0: never)
+    weak_match: float = 0.0
+    weak_cue_share: float = 0.2
+    weak_lane_share: float = 0.75
+    weak_lane_dense_weight: float = 100.0
 
     def __post_init__(self) -> None:
         for name in ("k_topics", "k_scenes", "k_items", "k_recent", "r_trigger_items", "cue_top", "item_search"):
@@ -89,6 +100,11 @@ class RetrievalSettings:
         if isinstance(self.lane_dense_weight, bool) or not isinstance(self.lane_dense_weight, (int, float)) \
                 or not 0.0 <= self.lane_dense_weight <= 100.0:
             raise ConfigError(f"lane_dense_weight {self.lane_dense_weight!r}: must lie in [0, 100]")
+        if isinstance(self.weak_match, bool) or not isinstance(self.weak_match, (int, float)) \
+                or not 0.0 <= self.weak_match <= 1.0:
+            raise ConfigError(f"weak_match {self.weak_match!r}: a score on [0, 1] (0: never)")
+        if self.weak_match > 0:
+            self.split_for(0.0)   # the weak shares are checked as settings of their own
         if self.cue_from not in CUE_LISTS:
             raise ConfigError(f"cue_from {self.cue_from!r}: choose from {', '.join(CUE_LISTS)}")
         if isinstance(self.cue_share, bool) or not isinstance(self.cue_share, (int, float)) \
@@ -103,6 +119,21 @@ class RetrievalSettings:
             return self
         return replace(self, k_scenes=min(MAX_BUDGET, max(self.k_scenes, self.budget_tokens // SCENE_TOKENS)),
                        k_items=min(MAX_BUDGET, max(self.k_items, self.budget_tokens // ITEM_TOKENS)))
+
+    def split_for(self, match: float | None) -> "RetrievalSettings":
+        """The settings a packed recall runs with once the score of its nearest turn (`match`) is
+        known: below `weak_match`, the weak shares take the place of `cue_share`, `lane_share`
+        and `lane_dense_weight`; otherwise (and without a budget) these settings."""
+        if self.budget_tokens is None or match is None or match >= self.weak_match:
+            return self
+        return replace(self, cue_share=self.weak_cue_share, lane_share=self.weak_lane_share,
+                       lane_dense_weight=self.weak_lane_dense_weight, weak_match=0.0)
+
+    def lane_depth(self) -> int:
+        """How many turns each list of the turn lane asks for: enough to fill the budget alone."""
+        if self.budget_tokens is None:
+            return self.candidates
+        return min(MAX_BUDGET, max(self.candidates, self.budget_tokens // LANE_TOKENS))
 
     def cue_scenes(self) -> int:
         """How many of SceneCue's scenes the associative pass may open (0 without a budget)."""

@@ -12,7 +12,7 @@
 // otherwise a recall that finds a commit under way gets the state alone); view depths
 // $scene_limit, $horizon_limit, $item_limit; $speaker (null: every persona).
 // Columns: exists, version, committing, host, pid (the memory's state); the rankings topic_bm25,
-// topic_dense, scene_bm25, scene_dense, dialogue, lane_dense (the $limit turns nearest the query by
+// topic_dense, scene_bm25, scene_dense, dialogue, lane_dense (the $lane_limit turns nearest the query by
 // their passage embedding, of those a scene holds, with their scenes in lane_dense_scenes: pending
 // ones take places and are left out; only in a memory marked `turn_passages`, whose every turn has
 // a passage embedding; the cascade's turn channel ranks scenes by their best one), lane_bm25 (BM25
@@ -80,7 +80,7 @@ CALL (exists, committing) {
     AND EXISTS { MATCH (m:Memory {id: $memory_id}) WHERE m.turn_passages = true }
     AND EXISTS { MATCH (t:Turn {memory_id: $memory_id}) WHERE t.passage_embedding IS NOT NULL AND NOT t:Pending }
   MATCH (n:Turn)
-    SEARCH n IN (VECTOR INDEX turn_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
+    SEARCH n IN (VECTOR INDEX turn_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $lane_limit)
     SCORE AS score
   MATCH (s:Scene)-[:HAS_TURN]->(n)
   WITH s.id AS scene, n.id AS turn, score ORDER BY score DESC, turn
@@ -88,7 +88,7 @@ CALL (exists, committing) {
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $lane_lucene IS NOT NULL
-  CALL db.index.fulltext.queryNodes('turn_search', $lane_lucene, {limit: $limit}) YIELD node, score
+  CALL db.index.fulltext.queryNodes('turn_search', $lane_lucene, {limit: $lane_limit}) YIELD node, score
   WHERE node.memory_id = $memory_id AND EXISTS { MATCH (:Scene)-[:HAS_TURN]->(node) }
   RETURN collect(node.id) AS lane_bm25_ids, collect(score) AS lane_bm25_scores
 }

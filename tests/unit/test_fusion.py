@@ -190,9 +190,8 @@ def test_with_the_turn_channel_the_descriptive_lane_still_fills_its_places():
 def test_the_associative_pass_takes_its_scenes_from_the_list_it_is_told():
     lists = {"dialogue": [("a", 0.9), ("h", 0.2)], "horizon": [("h", 0.8), ("b", 0.7), ("a", 0.1)]}
     cands = SceneCandidates(bm25=[], dense=[], cue=[("a", 1.0), ("b", 0.9), ("h", 0.5)], cue_lists=lists, via={})
-    pick = lambda **kw: [s.id for s in select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08, **kw),  # noqa: E731
-                                                  chosen={"b"})]
-    assert pick() == ["a"]                        # two places (80 tokens / 40): SceneCue's a, b (chosen: skipped)
-    assert pick(cue_from="horizon") == ["h"]      # the Horizon family's own order
-    scene = select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08, cue_from="horizon"), set())[0]
+    pick = lambda **kw: [s.id for s in select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08, **kw))]  # noqa: E731
+    assert pick() == ["a", "b"]                   # two places (80 tokens / 40): SceneCue's first two
+    assert pick(cue_from="horizon") == ["h", "b"]  # the Horizon family's own order
+    scene = select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08, cue_from="horizon"))[0]
     assert scene.lane == "associative" and scene.ranks["cue"] == 1 and "horizon" in scene.via

@@ -133,7 +133,7 @@ class Cascade:
             families.append(ITEM.key)
         limits = {f"{f.key}_limit": f.depth * cfg.candidates for f in FAMILIES.values()}
         limits[f"{ITEM.key}_limit"] += len(ITEM.views) * cfg.r_trigger_items  # R triggers of three views each
-        return {"memory_id": memory_id, "vector": vector, "limit": cfg.candidates,
+        return {"memory_id": memory_id, "vector": vector, "limit": cfg.candidates, "lane_limit": cfg.lane_depth(),
                 "commit_ms": int(MAX_COMMIT_S * 1000), "speaker": speaker,
                 "topic_lucene": lexical(topics_on, "topic", TOPIC_FIELDS),
                 "scene_lucene": lexical(scenes_on, "scene", SCENE_FIELDS),
@@ -154,9 +154,11 @@ class Cascade:
                 first: dict) -> tuple[Recall | None, dict]:
         """Choose scenes, run retrieve/finish, choose items: the recall (None when the rows do
         not hang together: a write landed) and the memory's state after."""
-        cfg = self.cfg
+        nearest = ranking(first, "lane_dense")[:1]
+        match = nearest[0][1] if nearest else None
+        cfg = self.cfg.split_for(match)   # a weak match is packed for association
         scenes_on, items_on = "scene_layer" not in off, "item_channel" not in off
-        result = Recall(memory_id, query, persona=first["personas"] or [])
+        result = Recall(memory_id, query, persona=first["personas"] or [], match=match)
         traced: dict = {}
         scene_ids: list[str] = []
         cue: list[RecalledScene] = []
@@ -165,7 +167,7 @@ class Cascade:
             result.scenes = select_scenes(cands, cfg)
             traced["scenes"] = cands
             scene_ids = [s.id for s in result.scenes]
-            cue = select_cue(cands, cfg, set(scene_ids))
+            cue = select_cue(cands, cfg)
         via: dict[str, list[str]] = {}
         if items_on:  # flat search over the memory's items: the whole pool without the scene layer
             depth = cfg.candidates if not scenes_on else cfg.item_search
@@ -175,6 +177,8 @@ class Cascade:
         trigger = trig_recall(trigger_views(first), cfg, via) if items_on else []
         recent = select_recent(ranking(first, "recent_bm25"), ranking(first, "recent_dense"), cfg)
         lane = select_lane(ranking(first, "lane_bm25"), ranking(first, "lane_dense"), cfg) if self._lane_on(off) else []
+        if self._lane_on(off):
+            traced["lane"] = {"bm25": ranking(first, "lane_bm25"), "dense": ranking(first, "lane_dense")}
         second = self._run("retrieve/finish", {"memory_id": memory_id, "vector": vector, "scene_ids": scene_ids,
                                                "cue_ids": [s.id for s in cue],
                                                "items": items_on, "item_ids": list(via),
@@ -232,7 +236,8 @@ class Cascade:
             if fam.ablation not in off:  # a family switched off is no channel at all
                 cue_lists[fam.channel] = ranking(first, fam.channel)
         cue = scene_cue(cue_lists, cfg, via)
-        turn = best_per_scene(ranking(first, "lane_dense"), first["lane_dense_scenes"])
+        turn = best_per_scene(ranking(first, "lane_dense")[:cfg.candidates],   # the lane may ask deeper
+                              first["lane_dense_scenes"][:cfg.candidates])
         for key, _ in turn[:cfg.cue_top]:  # a scene whose turn is among the nearest joins the pool,
             channels = via.setdefault(key, [])   # credited as a match of its dialogue (shared/spec/cli.md)
             if "dialogue" not in channels:

@@ -158,7 +158,10 @@ def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: lis
     while any([packer.grow(state) for state in scenes]):  # every opened excerpt, in rank order, once per pass
         pass
     packer.spend.left += associative
-    cue = [_state(dataclasses.replace(s, excerpt=True), recall) for s in recall.cue]
+    opened = {st.scene.id for st in scenes if st.opened}
+    cue = [_state(dataclasses.replace(s, excerpt=True), recall) for s in recall.cue if s.id not in opened]
+    pointed = {st.scene.id for st in cue}
+    scenes = [st for st in scenes if st.opened or st.scene.id not in pointed]  # a scene is packed once
     for state in cue:  # the associative list's scenes, each by its best turn alone, listed on its own
         packer.open(state, alone=True)
     packer.spend.left += reserve

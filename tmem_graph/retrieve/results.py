@@ -96,6 +96,10 @@ class Recall:
     # `cue_share`): what the packer's associative pass opens; not part of the JSON (packed, the
     # scenes it opened are among `scenes`)
     cue: list[RecalledScene] = field(default_factory=list, repr=False, compare=False)
+    # the score of the turn nearest the query (passage cosine, Neo4j's [0, 1] scale; None without
+    # the turn channel): below `weak_match` a packed recall is split for association (config.py);
+    # in the JSON only with `trace`
+    match: float | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict:
         """The `tmem recall --json` object of shared/spec/cli.md (plus `ranks`, `summary`, an
@@ -111,7 +115,7 @@ class Recall:
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
         if self.trace is not None:
-            out["trace"] = trace_json(self.trace, self.lane)
+            out["trace"] = {**trace_json(self.trace, self.lane), "match": self.match}
         return out
 
 

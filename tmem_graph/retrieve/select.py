@@ -164,16 +164,16 @@ def select_scenes(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledSc
             for s, score, lane in fused]
 
 
-def select_cue(c: SceneCandidates, cfg: RetrievalSettings, chosen: set[str]) -> list[RecalledScene]:
-    """SceneCue's first `cfg.cue_scenes()` scenes that the final fusion did not choose, in its
-    order, for the packer's associative pass (lane "associative"; `via` the cue channels that
-    rank them within `cue_top`, else their best; turns are filled in by the caller)."""
+def select_cue(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene]:
+    """The first `cfg.cue_scenes()` scenes of the associative list (`cfg.cue_from`: SceneCue's
+    order or the Horizon family's), for the packer's associative pass (lane "associative"; `via`
+    the cue channels that rank them within `cue_top`, else their best; turns are filled in by
+    the caller). A scene the final fusion chose too is listed: the packer points to it only when
+    its excerpt is not handed over already."""
     lists = {n: _ids(r) for n, r in c.cue_lists.items()}
     source = c.cue_lists.get(cfg.cue_from, c.cue) if cfg.cue_from != "scenecue" else c.cue
     out = []
     for place, (s, score) in enumerate(source[:cfg.cue_scenes()], 1):
-        if s in chosen:
-            continue
         ranks = {**ranks_of(s, lists), "cue": place}
         channels = [n for n in lists if ranks.get(n, cfg.cue_top + 1) <= cfg.cue_top]
         out.append(RecalledScene(id=s, title=None, time=None, score=score,
