@@ -193,10 +193,24 @@ ORDER = {"joint_k0": (1, 5, 30, 60)}   # only the order of the packed scenes: ch
 
 
 def variants(grid: dict = GRID) -> list[dict]:
-    out = [dict(zip(grid, values)) for values in itertools.product(*grid.values())
-           if sum(v for k, v in zip(grid, values) if k.endswith("_share")) < 0.95]
-    # without an associative pass its list does not matter: one variant of each
-    return [v for v in out if v.get("cue_share", 1) > 0 or v.get("cue_from", "scenecue") == "scenecue"]
+    out: dict[str, dict] = {}
+    for values in itertools.product(*grid.values()):
+        v = dict(zip(grid, values))
+        if any(sum(x for k, x in v.items() if k.endswith("_share") and k.startswith("weak_") == weak) >= 0.95
+               for weak in (False, True)):
+            continue
+        out.setdefault(json.dumps(effective(v), sort_keys=True), v)
+    return list(out.values())
+
+
+def effective(v: dict) -> dict:
+    """A variant without the constants it does not use (one variant of each)."""
+    v = dict(v)
+    if not v.get("weak_match", 0):
+        v = {k: x for k, x in v.items() if not k.startswith("weak_") or k == "weak_match"}
+    if not v.get("cue_share", 0) and not (v.get("weak_match", 0) and v.get("weak_cue_share", 0.2)):
+        v.pop("cue_from", None)
+    return v
 
 
 def objective(figures: dict) -> float:
@@ -242,8 +256,7 @@ def render(report: dict) -> str:
         c = r["constants"]
         lead = lambda a, b: " / ".join("–" if f[x][a] is None else f"{100 * (f[x][a] - f[x][b]):+.1f}"  # noqa: E731
                                        for x in f)
-        lines.append(f"| {m} | cue {c['cue_share']} ({c.get('cue_from', 'scenecue')}), lane {c['lane_share']} "
-                     f"(dense weight {c['lane_dense_weight']}) | "
+        lines.append(f"| {m} | {', '.join(f'{k} {x}' for k, x in effective(c).items())} | "
                      f"{lead('plus', 'dense')} | {lead('locomo', 'flat')} | "
                      f"{'–' if f[2000]['s5'] is None else format(f[2000]['s5'], '.3f')} |")
     c = report["all"]["constants"]

@@ -194,4 +194,24 @@ def test_the_associative_pass_takes_its_scenes_from_the_list_it_is_told():
     assert pick() == ["a", "b"]                   # two places (80 tokens / 40): SceneCue's first two
     assert pick(cue_from="horizon") == ["h", "b"]  # the Horizon family's own order
     scene = select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08, cue_from="horizon"))[0]
-    assert scene.lane == "associative" and scene.ranks["cue"] == 1 and "horizon" in scene.via
+    assert scene.lane == "cue" and scene.ranks["cue"] == 1 and "horizon" in scene.via
+
+
+def test_a_weak_match_is_packed_with_the_weak_shares():
+    cfg = RetrievalSettings(budget_tokens=1000, weak_match=0.75)
+    weak = cfg.split_for(0.70)
+    assert (weak.cue_share, weak.lane_share, weak.lane_dense_weight) == \
+           (cfg.weak_cue_share, cfg.weak_lane_share, cfg.weak_lane_dense_weight)
+    assert cfg.split_for(0.80) is cfg and cfg.split_for(None) is cfg
+    assert RetrievalSettings(weak_match=0.75).split_for(0.1).cue_share == 0.0   # without a budget: unchanged
+    assert RetrievalSettings(budget_tokens=1000).split_for(0.1).lane_share == 0.4  # weak_match 0: never
+    with pytest.raises(ConfigError, match="lane_share 1.2"):
+        RetrievalSettings(budget_tokens=1000, weak_match=0.7, weak_lane_share=1.2)
+    with pytest.raises(ConfigError, match="weak_match 2"):
+        RetrievalSettings(weak_match=2)
+
+
+def test_the_turn_lane_asks_deep_enough_to_fill_the_budget():
+    assert RetrievalSettings().lane_depth() == 50
+    assert RetrievalSettings(budget_tokens=500).lane_depth() == 50
+    assert RetrievalSettings(budget_tokens=4000).lane_depth() == 160

@@ -133,8 +133,8 @@ def test_a_larger_lane_share_hands_more_of_the_lane_and_less_of_the_cascade():
 
 def with_cue() -> Recall:
     r = with_lane()
-    r.cue = [dataclasses.replace(scene("c1", 2, "Oysters make Ana ill"), lane="associative"),
-             dataclasses.replace(scene("c2", 6, "Ana's sister visits"), lane="associative")]
+    r.cue = [dataclasses.replace(scene("c1", 2, "Oysters make Ana ill"), lane="cue"),
+             dataclasses.replace(scene("c2", 6, "Ana's sister visits"), lane="cue")]
     r.turn_scores.update({"c1:1": 0.4, "c2:4": 0.5})
     return r
 
@@ -154,14 +154,14 @@ def test_the_associative_pass_lists_each_scenes_best_turn_on_its_own():
     assert "c1:1" in [t["id"] for t in by_id["c1"].turns]
     c2 = {t["id"] for t in by_id["c2"].turns}
     assert "c2:4" in c2 and c2 <= {"c2:3", "c2:4", "c2:5"}
-    assert by_id["c1"].lane == "associative" and by_id["c1"].excerpt
+    assert by_id["c1"].lane == "cue" and by_id["c1"].excerpt
     # under the associative heading, without the scene's header (a header costs two thirds of a turn)
     text = format_evidence(packed, ["Ana"])
     pointers = text.split(CUE_HEADING)[1].split("\n## ")[0]
     assert by_id["c1"].turns[0]["text"] in pointers and "Oysters make Ana ill" not in text
     # the cascade's part is what it packs alone into the budget the two passes leave it
     alone = packer.pack(with_lane(), budget - int(budget * 0.2) - int(budget * 0.2), count, ["Ana", "Ben"], lane_share=0)
-    cascade = [s for s in packed.scenes if s.lane not in ("associative", "turns")]
+    cascade = [s for s in packed.scenes if s.lane not in ("cue", "turns")]
     lane = {t.id for t in with_lane().lane}   # the lane's turns join the excerpts that hold them
     assert {s.id: [t["id"] for t in s.turns if t["id"] not in lane] for s in cascade} == \
            {s.id: [t["id"] for t in s.turns] for s in alone.scenes}
@@ -171,7 +171,7 @@ def test_without_scenecues_scenes_or_share_the_packer_is_unchanged():
     plain = packer.pack(with_lane(), 200, count, ["Ana"], lane_share=0.4)
     for packed in (packer.pack(with_lane(), 200, count, ["Ana"], lane_share=0.4, cue_share=0.3),
                    packer.pack(with_cue(), 200, count, ["Ana"], lane_share=0.4, cue_share=0.0)):
-        kept = [s for s in packed.scenes if s.lane != "associative"]
+        kept = [s for s in packed.scenes if s.lane != "cue"]
         assert [(s.id, [t["id"] for t in s.turns]) for s in kept] == \
                [(s.id, [t["id"] for t in s.turns]) for s in plain.scenes]
 
@@ -182,3 +182,18 @@ def test_packed_scenes_are_listed_by_the_joint_order_of_the_fusion_and_scenecue(
     assert sorted(order, key=order.get) == ["s3", "s1", "c1", "s2", "c2"]
     packed = packer.pack(with_cue(), 1000, count, ["Ana"], lane_share=0.2, cue_share=0.2, joint_k0=1)
     assert [s.id for s in packed.scenes][:2] == ["s1", "c1"] and packed.scenes[-1].lane == "turns"
+
+
+def test_a_chosen_scene_the_descriptive_pass_could_not_open_is_pointed_to_once():
+    # s3 is the final fusion's third scene and the associative list's first: with room for the
+    # first scene only, the associative pass lists s3's best turn on its own; s1, opened by the
+    # descriptive pass, is not listed a second time
+    r = with_lane()
+    r.cue = [dataclasses.replace(scene("s3", 10, "Bike gear"), lane="cue"),
+             dataclasses.replace(scene("s1", 12, "Porto trip"), lane="cue")]
+    packed = packer.pack(r, 60, count, ["Ana"], lane_share=0.0, cue_share=0.3)
+    ids = [s.id for s in packed.scenes]
+    assert ids.count("s1") == 1 and ids.count("s3") == 1
+    s3 = next(s for s in packed.scenes if s.id == "s3")
+    assert s3.lane == "cue" and [t["id"] for t in s3.turns] == ["s3:0"]
+    assert CUE_HEADING in format_evidence(packed, ["Ana"])

@@ -22,7 +22,8 @@ ITEMS_HEADING = "## Relevant items"
 RECENT_HEADING = "## Recent conversation (not yet organised into scenes)"
 LANE_HEADING = "## Other turns that match"
 CUE_HEADING = "## Earlier moments that may bear on this"
-LISTED = {"associative": CUE_HEADING, "turns": LANE_HEADING}  # a packed scene's lane -> its turns' own heading
+LISTED = {"cue": CUE_HEADING, "turns": LANE_HEADING}  # a packed scene's lane -> its turns' own heading
+ASSOCIATIVE = ("associative", "cue")   # reached by the triggers: the lanes fusion's lane, the associative pass
 
 
 def opening(speakers: list[str]) -> str:
@@ -174,7 +175,7 @@ def compact_evidence(recall: Recall, speakers: list[str], dated: bool) -> str:
         return ["--"] + [compact_line(t["speaker"], t["text"], t.get("time") or scene.time, dated) for t in scene.turns]
 
     cued = [i for i in recall.items if i.lane == "associative"]
-    cued_scenes = [s for s in recall.scenes if s.lane == "associative"]
+    cued_scenes = [s for s in recall.scenes if s.lane in ASSOCIATIVE]
     lines = [opening(speakers)]
     if cued or cued_scenes:
         lines.append("Worth remembering here:")
@@ -185,7 +186,7 @@ def compact_evidence(recall: Recall, speakers: list[str], dated: bool) -> str:
     lines += [item(i) for i in recall.items if i.lane != "associative"]
     lines += [f"- {about(p['speaker'], sentence)}" for p in recall.persona
               for sentence in re.split(r"(?<=[.!?])\s+", p["summary"]) if sentence.strip()]
-    rest = [s for s in recall.scenes if s.lane != "associative"]
+    rest = [s for s in recall.scenes if s.lane not in ASSOCIATIVE]
     if rest or recall.recent:
         lines.append("From the conversations:")
     for scene in rest:

@@ -26,7 +26,8 @@ class RecalledScene:
     turns: list[dict]
     summary: str | None = None
     narrative: str | None = None
-    lane: str | None = None   # "descriptive" or "associative" with the lanes fusion; "turns": opened by the turn lane
+    lane: str | None = None   # "descriptive" or "associative" with the lanes fusion; packed, "turns": opened by
+                              # the turn lane, "cue": pointed to by the associative pass (its best turns alone)
     excerpt: bool = False     # packed to a token budget: `turns` holds only the turns handed over
 
 

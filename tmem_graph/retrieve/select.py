@@ -166,7 +166,7 @@ def select_scenes(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledSc
 
 def select_cue(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene]:
     """The first `cfg.cue_scenes()` scenes of the associative list (`cfg.cue_from`: SceneCue's
-    order or the Horizon family's), for the packer's associative pass (lane "associative"; `via`
+    order or the Horizon family's), for the packer's associative pass (lane "cue"; `via`
     the cue channels that rank them within `cue_top`, else their best; turns are filled in by
     the caller). A scene the final fusion chose too is listed: the packer points to it only when
     its excerpt is not handed over already."""
@@ -178,7 +178,7 @@ def select_cue(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene
         channels = [n for n in lists if ranks.get(n, cfg.cue_top + 1) <= cfg.cue_top]
         out.append(RecalledScene(id=s, title=None, time=None, score=score,
                                  via=channels or [min(lists, key=lambda n: ranks.get(n, len(c.cue) + 1))],
-                                 ranks=ranks, turns=[], lane="associative"))
+                                 ranks=ranks, turns=[], lane="cue"))
     return out
 
 
