@@ -9,6 +9,13 @@ The query's encoding is included (as a user sees it); each configuration runs ev
 once unmeasured first. `--scene-tokens 300 250` runs every budget once per value of
 `config.SCENE_TOKENS` (how deep the cascade goes for a budget), old and new side by side;
 `--lane-shares 0 0.4` once per value of `RetrievalSettings.lane_share` (0: no turn lane).
+`--lane-tokens 1000000000 25` once per value of `config.LANE_TOKENS` (a huge value: the turn lane
+at its old depth, `candidates`), `--weak-matches 0 0.74` once per value of
+`RetrievalSettings.weak_match` (0: no split); `--plus-base conv-42` adds the LoCoMo-Plus dev
+probes of that base to the questions (their queries are the weak matches).
+
+    python -m benchmarks.pack_latency --memory conv42-strong --sample conv-42 --plus-base conv-42 \
+        --queries 60 --budgets 2000 --lane-tokens 1000000000 25 --weak-matches 0 0.74 --out /tmp/weak.json
 """
 
 from __future__ import annotations
@@ -35,20 +42,34 @@ def main() -> None:
                     help="values of config.SCENE_TOKENS to run each budget with")
     ap.add_argument("--lane-shares", type=float, nargs="+", default=[RetrievalSettings().lane_share],
                     help="values of RetrievalSettings.lane_share to run each budget with (0: no turn lane)")
+    ap.add_argument("--lane-tokens", type=int, nargs="+", default=[config.LANE_TOKENS],
+                    help="values of config.LANE_TOKENS to run each budget with (how deep the turn lane asks)")
+    ap.add_argument("--weak-matches", type=float, nargs="+", default=[RetrievalSettings().weak_match],
+                    help="values of RetrievalSettings.weak_match to run each budget with (0: no split)")
+    ap.add_argument("--plus-base", help="add the LoCoMo-Plus dev probes of this base conversation")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
-    sample = next(s for s in ev.load(ev.data_dir() / "locomo10.json") if s["sample_id"] == args.sample)
+    samples = ev.load(ev.data_dir() / "locomo10.json")
+    sample = next(s for s in samples if s["sample_id"] == args.sample)
     questions = [q["question"] for q in sample["qa"]][:args.queries]
+    if args.plus_base:   # interleaved with the questions, so that both kinds see the same load
+        probes = [p.query for p in ev.base_probes(ev.load(ev.data_dir() / "locomo_plus_dev.json"), samples,
+                                                  args.plus_base)][:args.queries]
+        questions = [q for pair in zip(questions, probes) for q in pair]
     memory = api.Memory(args.memory)
     depths, shares = len(args.scene_tokens) > 1, len(args.lane_shares) > 1
-    configs = {"unpacked": (RetrievalSettings(), config.SCENE_TOKENS)} | {
-        f"budget {b}" + (f", a scene per {st} tokens" if depths else "") + (f", lane share {ls:g}" if shares else ""):
-            (RetrievalSettings(budget_tokens=b, lane_share=ls), st)
-        for b in args.budgets for st in args.scene_tokens for ls in args.lane_shares}
+    lanes, weak = len(args.lane_tokens) > 1, len(args.weak_matches) > 1
+    configs = {"unpacked": (RetrievalSettings(), config.SCENE_TOKENS, config.LANE_TOKENS)} | {
+        f"budget {b}" + (f", a scene per {st} tokens" if depths else "") + (f", lane share {ls:g}" if shares else "")
+        + (f", a lane turn per {lt} tokens" if lanes else "") + (f", weak match {wm:g}" if weak else ""):
+            (RetrievalSettings(budget_tokens=b, lane_share=ls, weak_match=wm), st, lt)
+        for b in args.budgets for st in args.scene_tokens for ls in args.lane_shares
+        for lt in args.lane_tokens for wm in args.weak_matches}
     times: dict[str, list[float]] = {name: [] for name in configs}
 
     def recall(q: str, name: str) -> None:
-        cfg, config.SCENE_TOKENS = configs[name]   # read by RetrievalSettings.for_budget at each recall
+        # read by RetrievalSettings.for_budget and lane_depth at each recall
+        cfg, config.SCENE_TOKENS, config.LANE_TOKENS = configs[name]
         memory.recall(q, settings=cfg)
 
     for q in questions[:10]:                           # warm the server's caches and the encoder

@@ -196,8 +196,8 @@ def variants(grid: dict = GRID) -> list[dict]:
     out: dict[str, dict] = {}
     for values in itertools.product(*grid.values()):
         v = dict(zip(grid, values))
-        if any(sum(x for k, x in v.items() if k.endswith("_share") and k.startswith("weak_") == weak) >= 0.95
-               for weak in (False, True)):
+        if any(sum(x for k, x in v.items() if k in (f"{weak}cue_share", f"{weak}lane_share")) >= 0.95
+               for weak in ("", "weak_")):   # the packer's shares leave room for the scenes
             continue
         out.setdefault(json.dumps(effective(v), sort_keys=True), v)
     return list(out.values())
@@ -216,7 +216,10 @@ def effective(v: dict) -> dict:
 def objective(figures: dict) -> float:
     """What a memory's constants are judged by: the mean lead over dense at equal tokens of the
     cue handed (LoCoMo-Plus) plus that of evidence recall over the best flat baseline (LoCoMo),
-    over the budgets; a memory without one of the kinds counts the other."""
+    over the budgets; a memory without one of the kinds counts the other. Unpacked (`--unpacked`):
+    scene S@5 of the LoCoMo-Plus probes."""
+    if list(figures) == [None]:
+        return figures[None]["s5"]
     leads = []
     for per in figures.values():
         if per["plus"] is not None:
@@ -230,13 +233,15 @@ def choose(args) -> None:
     memories = load(sorted(args.dir.glob("*.trace.pkl")) if not args.traces else args.traces)
     table: dict[str, dict[str, dict]] = {}
     grid = variants(args.grid)
+    budgets = [None] if args.unpacked else BUDGETS
     for n, v in enumerate(grid, 1):
         key = json.dumps(v, sort_keys=True)
-        table[key] = {m: {b: r.score(RetrievalSettings(budget_tokens=b, **v)) for b in BUDGETS}
+        table[key] = {m: {b: r.score(RetrievalSettings(budget_tokens=b, **{**args.fixed, **v})) for b in budgets}
                       for m, r in memories.items()}
         print(f"\r{n}/{len(grid)}", end="", file=sys.stderr)
     print(file=sys.stderr)
-    report = {"grid": args.grid, "memories": list(memories), "leave_one_out": {}}
+    report = {"grid": args.grid, "fixed": args.fixed, "unpacked": args.unpacked, "memories": list(memories),
+              "leave_one_out": {}}
     for held in memories:
         best = max(table, key=lambda k: statistics.mean(objective(table[k][m]) for m in memories if m != held))
         report["leave_one_out"][held] = {"constants": json.loads(best), "figures": table[best][held]}
@@ -244,11 +249,16 @@ def choose(args) -> None:
     report["all"] = {"constants": json.loads(every), "figures": {m: table[every][m] for m in memories}}
     report["table"] = table
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1))
+    args.out.write_text(json.dumps(report, indent=1, default=str))
     print(render(report))
 
 
 def render(report: dict) -> str:
+    if report.get("unpacked"):
+        lines = ["| held-out memory | constants chosen without it | S@5 (unpacked) |", "|---|---|---|"]
+        lines += [f"| {m} | {', '.join(f'{k} {x}' for k, x in effective(r['constants']).items())} | "
+                  f"{r['figures'][None]['s5']:.3f} |" for m, r in report["leave_one_out"].items()]
+        return "\n".join(lines + [f"\nchosen on every memory: {report['all']['constants']}"])
     lines = ["| held-out memory | constants chosen without it | cue handed − dense at 500 / 1,000 / 2,000 / 4,000 | "
              "recall − best flat | S@5 (2,000) |", "|---|---|---|---|---|"]
     for m, r in report["leave_one_out"].items():
@@ -269,16 +279,17 @@ def compare(args) -> None:
     memory traced in both and per budget, the cue handed and dense's, evidence recall and the
     best flat baseline's, and S@5 at the unpacked default."""
     sides = [load(sorted(d.glob("*.trace.pkl"))) for d in args.dirs]
+    settings = args.settings or [{}, {}]
     print("| memory | traces | cue handed (dense) at 500 / 1,000 / 2,000 / 4,000 | "
           "LoCoMo recall (best flat) at the same budgets | S@5 |")
     print("|---|---|---|---|---|")
     for memory in sorted(set(sides[0]) & set(sides[1])):
-        for d, side in zip(args.dirs, sides):
+        for d, side, changes in zip(args.dirs, sides, settings):
             replay = side[memory]
-            figures = [replay.score(RetrievalSettings(budget_tokens=b)) for b in BUDGETS]
+            figures = [replay.score(RetrievalSettings(budget_tokens=b, **changes)) for b in BUDGETS]
             cell = lambda a, b: " / ".join("–" if f[a] is None else f"{f[a]:.3f} ({f[b]:.3f})"  # noqa: E731
                                            for f in figures)
-            s5 = replay.score(RetrievalSettings())["s5"]
+            s5 = replay.score(RetrievalSettings(**changes))["s5"]
             print(f"| {memory} | {d} | {cell('plus', 'dense')} | {cell('locomo', 'flat')} | "
                   f"{'–' if s5 is None else format(s5, '.3f')} |")
 
@@ -297,11 +308,17 @@ def main() -> None:
     c.add_argument("--grid", type=json.loads, default=GRID,
                    help='the constants to try, as JSON: {"cue_share": [...], "lane_share": [...], '
                         '"lane_dense_weight": [...]} (default: GRID)')
+    c.add_argument("--fixed", type=json.loads, default={},
+                   help="settings every variant shares, as JSON (e.g. the constants a first choice picked)")
+    c.add_argument("--unpacked", action="store_true",
+                   help="judge the recall without a budget by the LoCoMo-Plus probes' scene S@5")
     for p in (t, c):
         p.add_argument("--dir", type=Path, default=CACHE, help="where traces are written and read "
                        "(one folder per encoder: a memory's trace is named after the memory)")
     k = sub.add_parser("compare")
     k.add_argument("dirs", type=Path, nargs=2, help="two trace folders, e.g. one per encoder")
+    k.add_argument("--settings", type=json.loads, nargs=2, help="the settings each side runs with, as two JSON "
+                   "objects (default: the defaults on both; e.g. '{}' '{\"weak_match\": 0.74}' for MPNet's threshold)")
     args = ap.parse_args()
     {"trace": trace, "choose": choose, "compare": compare}[args.command](args)
 

@@ -35,6 +35,10 @@ OPENING_TOKENS = 40
 # ... and the turn lane asks for one turn per this many tokens of the budget (at least `candidates`),
 # so that it can fill the whole budget on its own (a LoCoMo turn costs about 30 tokens)
 LANE_TOKENS = 25
+# the weak-match threshold per encoder (each scores on its own scale), chosen leave-one-memory-out
+# on the tuning memories traced with it (docs/retrieval.md, "Weak matches"); an encoder not named
+# here gets the default's
+WEAK_MATCH = {"all-MiniLM-L6-v2": 0.76, "all-mpnet-base-v2": 0.74}
 
 
 @dataclass(frozen=True)
@@ -61,16 +65,19 @@ class RetrievalSettings:
     lane_share: float = 0.4   # with a budget, the share the turn lane fills after the scenes and items (0: no lane)
     cue_share: float = 0.0    # with a budget, the share spent on SceneCue's scenes in its order, each opened
                               # with its header and best turn (docs/retrieval.md; 0: no associative pass)
-    cue_from: str = "scenecue"  # the associative pass's list: "scenecue" (the triggers' fusion) or "horizon"
+    cue_from: str = "horizon"   # the associative pass's list: "horizon" (the Horizon family's order) or
+                                # "scenecue" (SceneCue: the triggers' and the dialogue's fusion)
     lane_dense_weight: float = 1.0  # the turn lane's RRF weight of the passage cosine against BM25's 1
     joint_k0: int = 5         # the "joint" fusion: RRF with this k0 of the descriptive and the associative order
-    # with a budget, a query whose nearest turn scores below `weak_match` (passage cosine on
-    # Neo4j's [0, 1] scale) is packed for association: similarity found nothing close, so the
-    # budget goes to the turns nearest it and to the associative list's pointers, with these
-    # shares (docs/retrieval.md, "Weak matches"; 0: never)
-    weak_match: float = 0.0
-    weak_cue_share: float = 0.2
-    weak_lane_share: float = 0.75
+    # a query whose nearest turn scores below `weak_match` (passage cosine on Neo4j's [0, 1]
+    # scale) is a weak match: similarity found nothing close, so the triggers get more say: the
+    # lanes fusion's associative share becomes `weak_associative_share`, and with a budget the
+    # evidence goes to the turns nearest it and to the associative list's pointers, with the
+    # weak shares (docs/retrieval.md, "Weak matches"; 0: never)
+    weak_match: float = 0.76
+    weak_associative_share: float = 0.8
+    weak_cue_share: float = 0.3
+    weak_lane_share: float = 0.5
     weak_lane_dense_weight: float = 100.0
 
     def __post_init__(self) -> None:
@@ -121,13 +128,17 @@ class RetrievalSettings:
                        k_items=min(MAX_BUDGET, max(self.k_items, self.budget_tokens // ITEM_TOKENS)))
 
     def split_for(self, match: float | None) -> "RetrievalSettings":
-        """The settings a packed recall runs with once the score of its nearest turn (`match`) is
-        known: below `weak_match`, the weak shares take the place of `cue_share`, `lane_share`
-        and `lane_dense_weight`; otherwise (and without a budget) these settings."""
-        if self.budget_tokens is None or match is None or match >= self.weak_match:
+        """The settings a recall runs with once the score of its nearest turn (`match`) is known:
+        below `weak_match`, `weak_associative_share` takes the place of `associative_share` and,
+        with a budget, the weak shares that of `cue_share`, `lane_share` and
+        `lane_dense_weight`; otherwise these settings."""
+        if match is None or match >= self.weak_match:
             return self
-        return replace(self, cue_share=self.weak_cue_share, lane_share=self.weak_lane_share,
-                       lane_dense_weight=self.weak_lane_dense_weight, weak_match=0.0)
+        changes = {"associative_share": self.weak_associative_share, "weak_match": 0.0}
+        if self.budget_tokens is not None:
+            changes.update(cue_share=self.weak_cue_share, lane_share=self.weak_lane_share,
+                           lane_dense_weight=self.weak_lane_dense_weight)
+        return replace(self, **changes)
 
     def lane_depth(self) -> int:
         """How many turns each list of the turn lane asks for: enough to fill the budget alone."""
@@ -175,6 +186,8 @@ class Settings:
             raw = env["TMEM_SCENE_IDLE_MINUTES"]
             values["scene_idle_s"] = None if raw.lower() == "off" else 60.0 * _positive_int("TMEM_SCENE_IDLE_MINUTES", raw)
         values.update({k: v for k, v in overrides.items() if v is not None})
+        if "retrieval" not in values and values["encoder"] in WEAK_MATCH:   # each encoder's own scale
+            values["retrieval"] = RetrievalSettings(weak_match=WEAK_MATCH[values["encoder"]])
         return cls(**values)
 
     def with_retrieval(self, **changes) -> "Settings":

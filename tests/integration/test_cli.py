@@ -127,6 +127,7 @@ def test_recall_trace_shows_every_list_whole_and_the_ranks_are_positions_in_them
     result = json.loads(out.stdout)
     trace = result["trace"]
     assert "trace" not in plain and set(result) - {"trace"} == set(plain)
+    assert 0 < trace["match"] <= 1 and trace["weak"] == (trace["match"] < 0.76)   # the nearest turn's score
     lists = trace["scenes"]["lists"]
     assert {"bm25", "dense", "cue", "dialogue", "scene_trigger", "horizon", "turn"} <= set(lists)
     assert sorted(e["id"] for e in lists["dense"]) == sorted(trace["scenes"]["pool"])

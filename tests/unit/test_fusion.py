@@ -191,10 +191,12 @@ def test_the_associative_pass_takes_its_scenes_from_the_list_it_is_told():
     lists = {"dialogue": [("a", 0.9), ("h", 0.2)], "horizon": [("h", 0.8), ("b", 0.7), ("a", 0.1)]}
     cands = SceneCandidates(bm25=[], dense=[], cue=[("a", 1.0), ("b", 0.9), ("h", 0.5)], cue_lists=lists, via={})
     pick = lambda **kw: [s.id for s in select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08, **kw))]  # noqa: E731
-    assert pick() == ["a", "b"]                   # two places (80 tokens / 40): SceneCue's first two
-    assert pick(cue_from="horizon") == ["h", "b"]  # the Horizon family's own order
-    scene = select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08, cue_from="horizon"))[0]
-    assert scene.lane == "cue" and scene.ranks["cue"] == 1 and "horizon" in scene.via
+    assert pick(cue_from="scenecue") == ["a", "b"]   # two places (80 tokens / 40): SceneCue's first two
+    assert pick() == ["h", "b"]                      # by default the Horizon family's own order
+    scene = select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08))[0]
+    assert scene.lane == "cue" and scene.ranks == {"horizon": 1, "dialogue": 2} and "horizon" in scene.via
+    first = select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08, cue_from="scenecue"))[0]
+    assert first.ranks == {"dialogue": 1, "horizon": 3, "cue": 1}   # SceneCue's own place as "cue"
 
 
 def test_a_weak_match_is_packed_with_the_weak_shares():
@@ -203,8 +205,10 @@ def test_a_weak_match_is_packed_with_the_weak_shares():
     assert (weak.cue_share, weak.lane_share, weak.lane_dense_weight) == \
            (cfg.weak_cue_share, cfg.weak_lane_share, cfg.weak_lane_dense_weight)
     assert cfg.split_for(0.80) is cfg and cfg.split_for(None) is cfg
-    assert RetrievalSettings(weak_match=0.75).split_for(0.1).cue_share == 0.0   # without a budget: unchanged
-    assert RetrievalSettings(budget_tokens=1000).split_for(0.1).lane_share == 0.4  # weak_match 0: never
+    unpacked = RetrievalSettings(weak_match=0.75, weak_associative_share=0.8)
+    assert unpacked.split_for(0.1).cue_share == 0.0 and unpacked.split_for(0.1).associative_share == 0.8
+    assert unpacked.split_for(0.8).associative_share == 0.4
+    assert RetrievalSettings(budget_tokens=1000, weak_match=0).split_for(0.1).lane_share == 0.4  # 0: never
     with pytest.raises(ConfigError, match="lane_share 1.2"):
         RetrievalSettings(budget_tokens=1000, weak_match=0.7, weak_lane_share=1.2)
     with pytest.raises(ConfigError, match="weak_match 2"):
@@ -215,3 +219,11 @@ def test_the_turn_lane_asks_deep_enough_to_fill_the_budget():
     assert RetrievalSettings().lane_depth() == 50
     assert RetrievalSettings(budget_tokens=500).lane_depth() == 50
     assert RetrievalSettings(budget_tokens=4000).lane_depth() == 160
+
+
+def test_each_encoder_gets_its_own_weak_match_threshold():
+    from tmem_graph.config import WEAK_MATCH, Settings
+    assert Settings.from_env({}).retrieval.weak_match == RetrievalSettings().weak_match == WEAK_MATCH["all-MiniLM-L6-v2"]
+    mpnet = Settings.from_env({"TMEM_ENCODER": "all-mpnet-base-v2"}).retrieval
+    assert mpnet.weak_match == WEAK_MATCH["all-mpnet-base-v2"] != RetrievalSettings().weak_match
+    assert Settings.from_env({"TMEM_ENCODER": "fake:16"}).retrieval == RetrievalSettings()

@@ -256,6 +256,8 @@ def format_recall(result) -> str:
     """A human-readable recall: each scene and item with the channels that reached it."""
     lines = [f"query: {result.query}" + (f" (packed to {result.budget_tokens} evidence tokens)"
                                          if result.budget_tokens else "")]
+    if result.weak:
+        lines.append(f"a weak match (the nearest turn scores {result.match:.3f}): the triggers get more say")
     for n, s in enumerate(result.scenes, 1):
         ranks = ", ".join(f"{k} #{v}" for k, v in s.ranks.items())
         lines.append(f"scene {n}. [{s.id}] {s.title or '(untitled)'} ({s.time or 'no time'})")

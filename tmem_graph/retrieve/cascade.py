@@ -156,9 +156,9 @@ class Cascade:
         not hang together: a write landed) and the memory's state after."""
         nearest = ranking(first, "lane_dense")[:1]
         match = nearest[0][1] if nearest else None
-        cfg = self.cfg.split_for(match)   # a weak match is packed for association
+        cfg = self.cfg.split_for(match)   # a weak match: the triggers get more say
         scenes_on, items_on = "scene_layer" not in off, "item_channel" not in off
-        result = Recall(memory_id, query, persona=first["personas"] or [], match=match)
+        result = Recall(memory_id, query, persona=first["personas"] or [], match=match, weak=cfg is not self.cfg)
         traced: dict = {}
         scene_ids: list[str] = []
         cue: list[RecalledScene] = []

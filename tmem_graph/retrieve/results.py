@@ -101,6 +101,7 @@ class Recall:
     # the turn channel): below `weak_match` a packed recall is split for association (config.py);
     # in the JSON only with `trace`
     match: float | None = field(default=None, repr=False, compare=False)
+    weak: bool = field(default=False, repr=False, compare=False)   # `match` is under `weak_match`
 
     def to_json(self) -> dict:
         """The `tmem recall --json` object of shared/spec/cli.md (plus `ranks`, `summary`, an
@@ -116,7 +117,7 @@ class Recall:
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
         if self.trace is not None:
-            out["trace"] = {**trace_json(self.trace, self.lane), "match": self.match}
+            out["trace"] = {**trace_json(self.trace, self.lane), "match": self.match, "weak": self.weak}
         return out
 
 

@@ -174,7 +174,9 @@ def select_cue(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene
     source = c.cue_lists.get(cfg.cue_from, c.cue) if cfg.cue_from != "scenecue" else c.cue
     out = []
     for place, (s, score) in enumerate(source[:cfg.cue_scenes()], 1):
-        ranks = {**ranks_of(s, lists), "cue": place}
+        ranks = ranks_of(s, lists)   # its place in the list it came from is among them (horizon) or added
+        if cfg.cue_from == "scenecue":
+            ranks["cue"] = place
         channels = [n for n in lists if ranks.get(n, cfg.cue_top + 1) <= cfg.cue_top]
         out.append(RecalledScene(id=s, title=None, time=None, score=score,
                                  via=channels or [min(lists, key=lambda n: ranks.get(n, len(c.cue) + 1))],
