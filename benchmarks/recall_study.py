@@ -8,6 +8,8 @@ leave-one-memory-out (docs/retrieval.md, "Choosing the constants").
     python -m benchmarks.recall_study trace --memory conv42-strong --sample conv-42 --base conv-42
     # 2. replay a grid of constants on every traced memory, choose them leave-one-memory-out
     python -m benchmarks.recall_study choose --out eval-out/study/choice.json
+    #    (--grid: the constants to try; --fixed: settings every variant shares; --unpacked: judge
+    #    the recall without a budget by the probes' S@5; docs/retrieval.md has the runs)
     # 3. the encoders compared: the same memories imported into a server of the other encoder
     TMEM_ENCODER=all-mpnet-base-v2 python -m benchmarks.recall_study trace ... --dir eval-out/study-mpnet
     python -m benchmarks.recall_study compare eval-out/study eval-out/study-mpnet

@@ -183,7 +183,8 @@ class Memory:
             with open_llm() as client:
                 return self.ask(question, speaker=speaker, without=without, llm=client, settings=settings,
                                 style=style)
-        recall = self.recall(question, speaker=speaker, without=without, settings=settings)
+        evidence = (settings or self.settings.retrieval).for_answer()   # packed by default
+        recall = self.recall(question, speaker=speaker, without=without, settings=evidence)
         context = self.answer_context(recall, style)
         t0 = time.perf_counter()
         answer, kept = answer_from(llm, context, question, style, recall)

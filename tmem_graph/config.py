@@ -62,6 +62,9 @@ class RetrievalSettings:
     associative_share: float = 0.4   # share of a layer's budget the associative lane keeps ("lanes")
     cue_fusion: str = "strongest"    # how SceneCue fuses its channels, one of CUE_FUSIONS
     budget_tokens: int | None = None  # one evidence budget the packer fills (retrieve/pack.py); None: kS, kI
+    # the evidence budget of what an answer model reads (`ask`, `tmem eval`) when `budget_tokens`
+    # is not set: packed evidence is the default answer evidence (docs/retrieval.md); None: kS, kI
+    answer_budget_tokens: int | None = 2000
     lane_share: float = 0.4   # with a budget, the share the turn lane fills after the scenes and items (0: no lane)
     cue_share: float = 0.0    # with a budget, the share spent on SceneCue's scenes in its order, each opened
                               # with its header and best turn (docs/retrieval.md; 0: no associative pass)
@@ -99,6 +102,11 @@ class RetrievalSettings:
                                                or not isinstance(self.budget_tokens, int)
                                                or not 1 <= self.budget_tokens <= MAX_BUDGET_TOKENS):
             raise ConfigError(f"budget_tokens {self.budget_tokens!r}: must be an integer from 1 to {MAX_BUDGET_TOKENS}")
+        if self.answer_budget_tokens is not None and (isinstance(self.answer_budget_tokens, bool)
+                                                      or not isinstance(self.answer_budget_tokens, int)
+                                                      or not 1 <= self.answer_budget_tokens <= MAX_BUDGET_TOKENS):
+            raise ConfigError(f"answer_budget_tokens {self.answer_budget_tokens!r}: must be an integer from 1 to "
+                              f"{MAX_BUDGET_TOKENS}, or None (kS whole scenes and kI items)")
         if not 0.0 <= self.associative_share <= 1.0:
             raise ConfigError(f"associative_share {self.associative_share}: must lie in [0, 1]")
         if isinstance(self.lane_share, bool) or not isinstance(self.lane_share, (int, float)) \
@@ -126,6 +134,13 @@ class RetrievalSettings:
             return self
         return replace(self, k_scenes=min(MAX_BUDGET, max(self.k_scenes, self.budget_tokens // SCENE_TOKENS)),
                        k_items=min(MAX_BUDGET, max(self.k_items, self.budget_tokens // ITEM_TOKENS)))
+
+    def for_answer(self) -> "RetrievalSettings":
+        """The settings of the evidence an answer model reads: these, packed to
+        `answer_budget_tokens` when no `budget_tokens` is set."""
+        if self.budget_tokens is not None or self.answer_budget_tokens is None:
+            return self
+        return replace(self, budget_tokens=self.answer_budget_tokens)
 
     def split_for(self, match: float | None) -> "RetrievalSettings":
         """The settings a recall runs with once the score of its nearest turn (`match`) is known:

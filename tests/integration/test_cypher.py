@@ -105,3 +105,31 @@ def test_every_session_states_its_access_mode_and_recall_only_reads(store, encod
     assert {mode for mode, p in opened if p == "export"} == {"READ"}
     assert "WRITE" in {mode for mode, p in opened if p in ("import", "add")}
 
+
+
+def test_a_query_that_neo4j_rolled_back_as_a_deadlock_runs_again(store, monkeypatch):
+    from neo4j.exceptions import TransientError
+
+    from tmem_graph.errors import TmemError
+    from tmem_graph.store import graph
+
+    real, calls = graph.Store._run_once, []
+
+    def deadlocked_first(self, name, params):
+        calls.append(name)
+        if len(calls) == 1:   # what the server answers the loser of a deadlock
+            raise TransientError("ForsetiClient can't acquire EXCLUSIVE NODE: deadlock wait cycle")
+        return real(self, name, params)
+
+    monkeypatch.setattr(graph.Store, "_run_once", deadlocked_first)
+    assert store.run("store/ping") and calls == ["store/ping", "store/ping"]
+
+    def always(self, name, params):
+        calls.append(name)
+        raise TransientError("deadlock wait cycle")
+
+    monkeypatch.setattr(graph.Store, "_run_once", always)
+    calls.clear()
+    with pytest.raises(TmemError):   # given up after TRANSIENT_TRIES, as a one-line error
+        store.run("store/ping")
+    assert len(calls) == graph.TRANSIENT_TRIES

@@ -74,8 +74,9 @@ def test_the_persona_is_outside_the_evidence_budget_unless_asked(conv):
         assert full["tokens"] == bare["tokens"] and full["recall"] == bare["recall"]  # the persona holds no turn
         assert c["systems"]["full"]["tokens"] == full["tokens"] + full["persona_tokens"]
         assert c["systems"]["w/o persona"]["tokens"] == bare["tokens"]
-    whole = conv["count"](conv["memory"].evidence(conv["memory"].recall(qas[0].question)))
-    assert context["questions"][0]["systems"]["full"]["tokens"] == whole  # the block `ask` hands over
+    memory = conv["memory"]   # the block `ask` hands over: packed to the answer budget by default
+    whole = conv["count"](memory.evidence(memory.recall(qas[0].question, settings=memory.settings.retrieval.for_answer())))
+    assert context["questions"][0]["systems"]["full"]["tokens"] == whole
     with pytest.raises(ValueError, match="budget_of"):
         runner.evaluate_locomo(ctx, qas, systems, budget_of="persona")
 
@@ -120,8 +121,19 @@ def test_cli_writes_the_reports(conv, tmp_path):
     assert set(report["evidence_repairs"]) >= {"repaired", "dropped", "skipped_questions"}
     assert len(report["questions"]) == 4 and report["encoder"] == "all-MiniLM-L6-v2"
     assert (tmp_path / "locomo.md").read_text().startswith("LoCoMo conv-26")
-    assert report["budgets"] == "kT=15 kS=2 kI=4" and "kS=2" in (tmp_path / "locomo.md").read_text()
+    assert report["budgets"] == "kT=15 kS=2 kI=4 budget=2000 tokens (packed)"   # the answer evidence, by default
+    assert "kS=2" in (tmp_path / "locomo.md").read_text()
     assert (tmp_path / "locomo.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    unpacked = subprocess.run([sys.executable, "-m", "tmem_graph.cli", "eval", "locomo", "--memory", conv["memory"].id,
+                               "--limit", "2", "--no-ablations", "--out", str(tmp_path / "u"), "--json",
+                               "--k-scenes", "2", "--k-items", "4", "--unpacked"],
+                              capture_output=True, text=True, timeout=600, env=os.environ)
+    assert unpacked.returncode == 0, unpacked.stderr
+    assert json.loads((tmp_path / "u" / "locomo.json").read_text())["budgets"] == "kT=15 kS=2 kI=4"
+    both = subprocess.run([sys.executable, "-m", "tmem_graph.cli", "eval", "locomo", "--memory", conv["memory"].id,
+                           "--budget-tokens", "500", "--unpacked"], capture_output=True, text=True, timeout=600,
+                          env=os.environ)
+    assert both.returncode != 0 and "exclude each other" in both.stderr
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
@@ -222,7 +234,7 @@ def test_cli_scores_an_imported_memory_on_a_probe_file(store, encoder, team_doc,
     try:
         for options, cfg in (((), RetrievalSettings(k_scenes=1)),
                              (("--fusion", "rrf", "--cue-fusion", "rrf"), RetrievalSettings.legacy(k_scenes=1))):
-            out = _cli("locomo-plus", "--memory", memory.id, "--probes", str(path), "--k-scenes", "1",
+            out = _cli("locomo-plus", "--memory", memory.id, "--probes", str(path), "--k-scenes", "1", "--unpacked",
                        "--no-ablations", "--out", str(tmp_path / "out"), "--json", *options)
             assert out.returncode == 0, out.stderr
             report = json.loads((tmp_path / "out" / "locomo_plus.json").read_text())

@@ -156,11 +156,12 @@ def test_settings_refuse_unknown_fusions(changes, message):
 def test_lanes_scores_never_rise_down_the_list():
     # the associative lane's second entry is the descriptive lane's second: dedupe, then a dry lane
     dense = [(k, 0.9 - n / 100) for n, k in enumerate(["d1", "d2", "d3", "d4", "d5", "d6"])]
-    for cue in ([("d2", 1.0), ("d5", 0.5)], [("d4", 1.0)], []):
-        fused = fuse_layer([], dense, cue, 6, RetrievalSettings(associative_share=0.5))
-        scores = [score for _, score, _ in fused]
-        assert scores == sorted(scores, reverse=True), cue
-        assert len(fused) == 6
+    for cue in ([("d2", 1.0), ("d5", 0.5)], [("d4", 1.0)], [], [(d, 1.0) for d in ("d6", "d5", "d4", "d3")]):
+        for share in (0.5, 0.8):   # 0.8: the associative lane runs dry ahead of its quota (a weak match)
+            fused = fuse_layer([], dense, cue, 6, RetrievalSettings(associative_share=share))
+            scores = [score for _, score, _ in fused]
+            assert scores == sorted(scores, reverse=True), (cue, share)
+            assert len(fused) == 6
 
 
 def test_the_turn_channel_takes_the_place_of_the_dense_vector_in_the_descriptive_lane():
@@ -227,3 +228,11 @@ def test_each_encoder_gets_its_own_weak_match_threshold():
     mpnet = Settings.from_env({"TMEM_ENCODER": "all-mpnet-base-v2"}).retrieval
     assert mpnet.weak_match == WEAK_MATCH["all-mpnet-base-v2"] != RetrievalSettings().weak_match
     assert Settings.from_env({"TMEM_ENCODER": "fake:16"}).retrieval == RetrievalSettings()
+
+
+def test_an_answer_reads_packed_evidence_unless_told_otherwise():
+    assert RetrievalSettings().for_answer().budget_tokens == 2000       # the default answer evidence
+    assert RetrievalSettings(budget_tokens=700).for_answer().budget_tokens == 700
+    assert RetrievalSettings(answer_budget_tokens=None).for_answer().budget_tokens is None
+    with pytest.raises(ConfigError, match="answer_budget_tokens 0"):
+        RetrievalSettings(answer_budget_tokens=0)

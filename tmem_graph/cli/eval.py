@@ -29,8 +29,18 @@ def _budget(ctx: click.Context, param: click.Parameter, value: int | None) -> in
     return value
 
 
+def _unpacked(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    """--unpacked: the evidence handed over is the recall without a budget."""
+    if value:
+        root = ctx.find_root().obj
+        if root["settings"].retrieval.budget_tokens is not None:
+            raise click.UsageError("--unpacked and --budget-tokens exclude each other")
+        root["settings"] = root["settings"].with_retrieval(answer_budget_tokens=None)
+    return value
+
+
 def _budgets(memory) -> str:
-    r = memory.settings.retrieval
+    r = memory.settings.retrieval.for_answer()
     return f"kT={r.k_topics} kS={r.k_scenes} kI={r.k_items}" + (
         f" budget={r.budget_tokens} tokens (packed)" if r.budget_tokens else "")
 
@@ -38,7 +48,10 @@ def _budgets(memory) -> str:
 def _fusion(memory) -> str:
     r = memory.settings.retrieval
     fusion = f"lanes (associative share {r.associative_share:g})" if r.fusion == "lanes" else r.fusion
-    return f"{fusion}, SceneCue {r.cue_fusion}"
+    weak = (f"; a weak match (nearest turn under {r.weak_match:g}): associative share {r.weak_associative_share:g}"
+            + (f", {r.cue_from} pointers {r.weak_cue_share:g} and the nearest turns {r.weak_lane_share:g} of the budget"
+               if r.budget_tokens else "")) if r.weak_match else ""
+    return f"{fusion}, SceneCue {r.cue_fusion}{weak}"
 
 
 def _eval_options(fn):
@@ -68,7 +81,11 @@ def _eval_options(fn):
         click.option("--cue-fusion", type=click.Choice(CUE_FUSIONS), callback=_budget, expose_value=False,
                      help="How SceneCue fuses its channels (default strongest; rrf = the reference code)."),
         click.option("--budget-tokens", type=click.IntRange(1, MAX_BUDGET_TOKENS), callback=_budget,
-                     expose_value=False, help="One evidence budget in tokens that the packer fills (docs/retrieval.md)."),
+                     expose_value=False, help="One evidence budget in tokens that the packer fills (docs/retrieval.md; "
+                     "default: the answer evidence's, 2,000)."),
+        click.option("--unpacked", is_flag=True, callback=_unpacked, expose_value=False,
+                     help="Hand over kS whole scenes and kI items (the recall without a budget) instead of "
+                          "the packed answer evidence."),
     ]):
         fn = decorator(fn)
     return fn

@@ -166,7 +166,7 @@ def evaluate_answers(questions: list[AnswerQuestion], contexts: dict[str, Answer
     for n, q in enumerate(questions):
         actx = contexts[q.memory]
         ctx = actx.ctx
-        recall = ctx.memory.recall(q.question, speaker=q.speaker)
+        recall = ctx.memory.recall(q.question, speaker=q.speaker, settings=ctx.evidence_settings)
         cascade = ctx.memory.answer_context(recall, style)
         tokens = ctx.count(cascade)
         row = {"id": q.id, "memory": q.memory, "kind": q.kind, "question": q.question, "gold": q.answer,

@@ -81,7 +81,8 @@ def judge_locomo_plus(memory: Memory, probes: list[Probe], llm: LLMClient, witho
     speakers = list(memory.store.memory(memory.id)["speakers"] or [])
     rows = []
     for n, p in enumerate(probes):
-        recall = memory.recall(p.query, speaker=p.query_speaker, without=without)
+        recall = memory.recall(p.query, speaker=p.query_speaker, without=without,
+                               settings=memory.settings.retrieval.for_answer())   # what `ask` reads
         me = next((s for s in speakers if s != p.query_speaker), "the other speaker")
         messages = plus_answer_messages(memory.evidence(recall), me, p.query_speaker, p.query, p.query_time)
         reply = llm.chat(messages, stage="answer", what=f"for probe {p.index}").strip()

@@ -51,6 +51,12 @@ class Context:
             ctx.flat = FlatIndex(ids, [ctx.turn_text[i] for i in ids], memory.encoder)
         return ctx
 
+    @property
+    def evidence_settings(self):
+        """The recall settings of the evidence handed over: what `ask` hands an answer model
+        (packed to `answer_budget_tokens` unless a budget is set or the run is unpacked)."""
+        return self.memory.settings.retrieval.for_answer()
+
     def evidence_turns(self, recall: Recall) -> set[str]:
         """Turn ids handed over: the recalled scenes' turns and the turns the recalled items were
         distilled from (exact crediting); an item that did not record them (built before they
@@ -88,7 +94,7 @@ def evaluate_locomo(ctx: Context, qas: list[QA], systems: Iterable[tuple[str, tu
         row = {"question": qa.question, "category": qa.category, "evidence": qa.evidence, "systems": {}}
         budget = None
         for name, without in systems:
-            recall = ctx.memory.recall(qa.question, without=without)
+            recall = ctx.memory.recall(qa.question, without=without, settings=ctx.evidence_settings)
             # the context block of `Memory.evidence`, with the speakers read once per run
             whole = ctx.count(format_evidence(recall, ctx.speakers))
             evidence = ctx.count(format_evidence(dataclasses.replace(recall, persona=[]), ctx.speakers))
@@ -166,7 +172,8 @@ def evaluate_locomo_plus(ctx: Context, probes: list[Probe], systems=EVAL_SETS, b
         cue = {t.id for t in p.cue}
         row = {"index": p.index, "relation": p.relation, "systems": {}, "handed": {}, "tokens": None}
         for name, without in systems:
-            recall = ctx.memory.recall(p.query, speaker=p.query_speaker, without=without)
+            recall = ctx.memory.recall(p.query, speaker=p.query_speaker, without=without,
+                                       settings=ctx.evidence_settings)
             ranks = [n for n, s in enumerate(recall.scenes, 1) if cue & {t["id"] for t in s.turns}]
             row["systems"][name] = ranks[0] if ranks else None
             row["handed"][name] = bool(cue & ctx.evidence_turns(recall))

@@ -145,9 +145,11 @@ def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
     if cfg.fusion == "lanes":
         taken = {"descriptive": 0, "associative": 0}
         out = []
+        score = 1.0 / cfg.k0
         for key, lane in lanes(descriptive, lists.get("cue", []), k, cfg.associative_share):
-            taken[lane] += 1  # score 1/(k0 + n) for a lane's n-th place: never rising down the list
-            out.append((key, 1.0 / (cfg.k0 + taken[lane]), lane))
+            taken[lane] += 1  # score 1/(k0 + n) for a lane's n-th place, never rising down the list (a
+            score = min(score, 1.0 / (cfg.k0 + taken[lane]))   # lane that ran dry leaves the other its places)
+            out.append((key, score, lane))
         return out
     raise ValueError(f"unknown fusion {cfg.fusion!r}")
 

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator
 import neo4j
 from neo4j import GraphDatabase
 from neo4j.exceptions import (AuthError, ClientError, DriverError, IncompleteCommit, Neo4jError,
-                              ServiceUnavailable, SessionExpired)
+                              ServiceUnavailable, SessionExpired, TransientError)
 
 from ..config import MAX_BUDGET, RetrievalSettings, Settings
 from ..errors import (DatabaseFault, DatabaseUnavailable, MemoryExists, MemoryNotFound, SchemaError, StoreClosed,
@@ -23,6 +23,7 @@ from .lease import WriteLease
 from .queries import READ, WRITE, access_mode, names, query
 
 WRITE_BATCH = 500
+TRANSIENT_TRIES = 3   # a one-query transaction that Neo4j rolled back (a deadlock) runs again this often
 VECTOR_INDEXES = ("topic_embedding", "scene_embedding", "scene_dialogue_embedding",
                   "item_embedding", "trigger_embedding", "turn_embedding")
 # what `tmem db check --repair` rebuilds, and the query that drops each (schema apply re-creates it)
@@ -119,9 +120,22 @@ class Store:
             yield s
 
     def run(self, name: str, **params: Any) -> list[dict]:
-        """Run the named query in its own transaction; return its records as dicts."""
+        """Run the named query in its own transaction; return its records as dicts. A transient
+        failure (a deadlock between two writers, which Neo4j resolves by rolling one back) is
+        tried again, up to TRANSIENT_TRIES times: the query's own transaction left nothing."""
+        with self._translated(name):
+            for attempt in range(1, TRANSIENT_TRIES + 1):
+                try:
+                    return self._run_once(name, params)
+                except TransientError:
+                    if attempt == TRANSIENT_TRIES:
+                        raise
+                    time.sleep(0.05 * attempt)
+        raise AssertionError("unreachable")
+
+    def _run_once(self, name: str, params: dict) -> list[dict]:
         t0 = time.perf_counter()
-        with self.session(access_mode(name)) as s, self._translated(name):
+        with self.session(access_mode(name)) as s:
             result = s.run(query(name), params)
             rows = [r.data() for r in result]
             if self.query_listeners:
