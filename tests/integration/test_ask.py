@@ -77,6 +77,14 @@ def test_cli_ask_json(memory, scripted_llm):   # a question asking when: one cal
     result = json.loads(out.stdout)
     assert result["answer"] == "July 10, 2023"
     assert result["recall"]["scenes"][0]["id"] == "s4"
+    assert all(s["excerpt"] for s in result["recall"]["scenes"])   # packed to the answer budget by default
+    scripted_llm.expect("Question: When did Bob adopt his dog?", "July 10, 2023")
+    whole = subprocess.run([sys.executable, "-m", "tmem_graph.cli", "ask", memory.id,
+                            "When did Bob adopt his dog?", "--json", "--unpacked"], capture_output=True, text=True,
+                           env=env, timeout=300)
+    assert whole.returncode == 0, whole.stderr
+    scenes = json.loads(whole.stdout)["recall"]["scenes"]
+    assert scenes[0]["id"] == "s4" and not any(s["excerpt"] for s in scenes) and len(scenes) <= 5
     scripted_llm.expect("Question: When did Bob adopt his dog?", "Bob adopted Biscuit, a rescue greyhound.")
     out = subprocess.run([sys.executable, "-m", "tmem_graph.cli", "ask", memory.id, "When did Bob adopt his dog?"],
                          capture_output=True, text=True, env=env, timeout=300)

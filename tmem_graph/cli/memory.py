@@ -188,16 +188,22 @@ def recall_cmd(ctx, memory_id, query, speaker, without, k_topics, k_scenes, k_it
 @click.argument("question")
 @click.option("--speaker", help="Who asks: their persona is attached (default: every speaker's).")
 @click.option("--without", help="Comma list of cascade components to switch off.")
-@click.option("--budget-tokens", type=click.IntRange(1, MAX_BUDGET_TOKENS), help=BUDGET_HELP)
+@click.option("--budget-tokens", type=click.IntRange(1, MAX_BUDGET_TOKENS),
+              help="The evidence budget in tokens the packer fills for the answer (default 2,000).")
+@click.option("--unpacked", is_flag=True, help="Answer from kS whole scenes and kI items instead.")
 @click.option("--style", type=click.Choice(list(ANSWER_STYLES)), default="focus", show_default=True,
               help="The answer prompt: focus (what the triggers reached, kept in mind), assistant, locomo "
                    "(the benchmark's).")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer with its evidence as JSON.")
 @click.pass_context
 @friendly
-def ask_cmd(ctx, memory_id, question, speaker, without, budget_tokens, style, as_json) -> None:
+def ask_cmd(ctx, memory_id, question, speaker, without, budget_tokens, unpacked, style, as_json) -> None:
     """Recall evidence for QUESTION, then answer it with the configured LLM (TMEM_LLM_*)."""
+    if unpacked and budget_tokens:
+        raise click.UsageError("--unpacked and --budget-tokens exclude each other")
     settings = settings_of(ctx).with_retrieval(budget_tokens=budget_tokens) if budget_tokens else settings_of(ctx)
+    if unpacked:
+        settings = settings.with_retrieval(answer_budget_tokens=None)
     result = api.Memory(memory_id, store=store_of(ctx)).ask(question, speaker=speaker, without=_without(without),
                                                          settings=settings.retrieval, style=style)
     if as_json:
