@@ -46,7 +46,7 @@ def _budgets(memory) -> str:
 
 
 def _fusion(memory) -> str:
-    r = memory.settings.retrieval
+    r = memory.settings.retrieval.for_answer()
     fusion = f"lanes (associative share {r.associative_share:g})" if r.fusion == "lanes" else r.fusion
     weak = (f"; a weak match (nearest turn under {r.weak_match:g}): associative share {r.weak_associative_share:g}"
             + (f", {r.cue_from} pointers {r.weak_cue_share:g} and the nearest turns {r.weak_lane_share:g} of the budget"
