@@ -90,6 +90,14 @@ def test_every_endpoint_with_an_http_client(http, store, encoder, new_id):
     assert after == {**api.Memory(memory_id, store=store, encoder=encoder).recall(query["query"],
                      settings=store.settings.retrieval.__class__(k_scenes=3)).to_json(),
                      "timings_ms": after["timings_ms"]}
+    packed = http.post(f"/memories/{memory_id}/recall", json={**query, "budget_tokens": 120})
+    assert packed.status_code == 200, packed.text   # the packer's excerpts, as the Python API packs them
+    assert packed.json() == {**api.Memory(memory_id, store=store, encoder=encoder).recall(query["query"],
+                             settings=store.settings.retrieval.__class__(k_scenes=3, budget_tokens=120)).to_json(),
+                             "timings_ms": packed.json()["timings_ms"]}
+    assert all(s["excerpt"] for s in packed.json()["scenes"]) and packed.json()["scenes"]
+    refused = http.post(f"/memories/{memory_id}/recall", json={**query, "budget_tokens": 0})
+    assert refused.status_code == 400 and "budget_tokens" in refused.text
     answer = http.post(f"/memories/{memory_id}/ask", json={"question": "What does Ana avoid?"})
     assert answer.status_code == 200 and "auto answer" in answer.json()["answer"]
     http.post(f"/memories/{memory_id}/turns", json={"turns": turns_json()[4:]})
@@ -201,7 +209,11 @@ async def _exercise(client, memory_id: str, hidden: str) -> dict:
         {"speaker": "Ben", "text": "Noted for the team dinner.", "time": "2024-05-01T12:01:00"}]})
     out["search"] = await client.call_tool("search_memory", {"memory_id": memory_id, "query": "seafood allergy",
                                                              "k_recent": 2})
+    out["packed"] = await client.call_tool("search_memory", {"memory_id": memory_id, "query": "seafood allergy",
+                                                             "budget_tokens": 300})
     out["too_big"] = await client.call_tool("search_memory", {"memory_id": memory_id, "query": "x", "k_scenes": 50})
+    out["too_many_tokens"] = await client.call_tool("search_memory", {"memory_id": memory_id, "query": "x",
+                                                                      "budget_tokens": 9000})
     out["unknown"] = await client.call_tool("search_memory", {"memory_id": memory_id, "query": "x", "top_k": 3})
     out["bad_turn"] = await client.call_tool("add_memory", {"memory_id": memory_id, "turns": [
         {"speaker": "Ana", "text": 5}]})
@@ -225,8 +237,11 @@ def _check(out: dict, memory_id: str, hidden: str, store, encoder, expected_rece
     assert found["recent"][0]["via"][0] == "recent"
     assert out["too_big"].is_error
     assert out["too_big"].content[0].text == "search_memory: k_scenes: Input should be less than or equal to 20"
+    assert not out["packed"].is_error and out["packed"].structured_content["recent"]   # unbuilt turns, packed
+    assert out["too_many_tokens"].is_error and out["too_many_tokens"].content[0].text == \
+        "search_memory: budget_tokens: Input should be less than or equal to 8000"
     assert out["unknown"].is_error and out["unknown"].content[0].text.startswith(
-        "search_memory: unknown argument 'top_k'; it takes k_items, k_recent, k_scenes, memory_id, query")
+        "search_memory: unknown argument 'top_k'; it takes budget_tokens, k_items, k_recent, k_scenes, memory_id, query")
     assert out["bad_turn"].is_error
     assert out["bad_turn"].content[0].text == "add_memory: turns[0].text: Input should be a valid string"
     assert out["stats"].structured_content["turns"] == 2

@@ -23,7 +23,7 @@ from starlette.routing import Route
 
 import tmem_graph.errors as errors
 from .mcp import build_mcp
-from .service import LOOPBACK, MAX_K, Budgets, Service
+from .service import LOOPBACK, MAX_K, MAX_TOKENS, Budgets, Service
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,9 @@ class RecallIn(Body):
     k_scenes: int | None = Field(None, ge=0, le=MAX_K)
     k_items: int | None = Field(None, ge=0, le=MAX_K)
     k_recent: int | None = Field(None, ge=0, le=MAX_K)
+    budget_tokens: int | None = Field(None, ge=1, le=MAX_TOKENS, description=(
+        "Pack the evidence to this many tokens (docs/retrieval.md, 'One evidence budget'); "
+        "default: k_scenes whole scenes and k_items items."))
 
 
 class AskIn(Body):
@@ -227,7 +230,7 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
     @app.post("/memories/{memory_id}/recall")
     def recall(memory_id: str, body: RecallIn) -> dict:
         return service.recall(memory_id, body.query, speaker=body.speaker, without=body.without,
-                              budgets=Budgets(body.k_scenes, body.k_items, body.k_recent))
+                              budgets=Budgets(body.k_scenes, body.k_items, body.k_recent, body.budget_tokens))
 
     @app.post("/memories/{memory_id}/ask")
     def ask(memory_id: str, body: AskIn) -> dict:

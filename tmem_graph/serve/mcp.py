@@ -13,7 +13,7 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import TmemError
-from .service import MCP_MAX_K, Budgets, Service
+from .service import MCP_MAX_K, MCP_MAX_TOKENS, Budgets, Service
 
 MemoryId = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$",
                                 description="The memory's id (letters, digits, - _ . :), e.g. the user's or the conversation's.")]
@@ -106,9 +106,14 @@ def build_mcp(service: Service) -> MCPServer:
                       speaker: Annotated[str | None, Field(description="Only this speaker's persona.")] = None,
                       k_scenes: Annotated[K, Field(description="Scenes to return.")] = 5,
                       k_items: Annotated[K, Field(description="Items to return.")] = 10,
-                      k_recent: Annotated[K, Field(description="Recent (unbuilt) turns to return.")] = 6) -> dict[str, Any]:
-        result = service.recall(memory_id, query, speaker=speaker, budgets=Budgets(k_scenes, k_items, k_recent),
-                                cap=MCP_MAX_K)
+                      k_recent: Annotated[K, Field(description="Recent (unbuilt) turns to return.")] = 6,
+                      budget_tokens: Annotated[int | None, Field(ge=100, le=MCP_MAX_TOKENS, description=(
+                          "Pack the evidence to this many tokens instead: the best turns of the scenes, "
+                          "the turns nearest the query and, when nothing resembles it closely, the "
+                          "memories its triggers anticipated."))] = None) -> dict[str, Any]:
+        result = service.recall(memory_id, query, speaker=speaker,
+                                budgets=Budgets(k_scenes, k_items, k_recent, budget_tokens),
+                                cap=MCP_MAX_K, token_cap=MCP_MAX_TOKENS)
         for scene in result["scenes"]:
             scene.pop("narrative", None)   # the turns are the evidence; the narrative repeats them
         return result

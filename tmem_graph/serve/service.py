@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_K = 50           # the largest budget a service recall accepts (responses stay small)
 MCP_MAX_K = 20       # ... and an MCP one (an agent's context is smaller still)
+MAX_TOKENS = 16_000  # the largest evidence budget a service recall packs to
+MCP_MAX_TOKENS = 8_000
 LLM_CALLS = 4        # asks and builds a service runs at once (more get ServiceBusy: 503)
 
 
@@ -57,17 +59,24 @@ class Access:
 
 @dataclass
 class Budgets:
-    """A recall's budgets as a caller may set them, bounded by `MAX_K`."""
+    """A recall's budgets as a caller may set them, bounded by `MAX_K` (`budget_tokens`, the
+    evidence budget the packer fills, by `MAX_TOKENS`)."""
     k_scenes: int | None = None
     k_items: int | None = None
     k_recent: int | None = None
+    budget_tokens: int | None = None
 
-    def settings(self, base: RetrievalSettings, cap: int) -> RetrievalSettings:
+    def settings(self, base: RetrievalSettings, cap: int, token_cap: int = MAX_TOKENS) -> RetrievalSettings:
         changes = {k: v for k, v in (("k_scenes", self.k_scenes), ("k_items", self.k_items),
                                      ("k_recent", self.k_recent)) if v is not None}
         for name, value in changes.items():
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= cap:
                 raise UsageError(f"{name} {value!r}: must be an integer from 0 to {cap}")
+        if self.budget_tokens is not None:
+            value = self.budget_tokens
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= token_cap:
+                raise UsageError(f"budget_tokens {value!r}: must be an integer from 1 to {token_cap}")
+            changes["budget_tokens"] = value
         return replace(base, **changes)
 
 
@@ -197,9 +206,9 @@ class Service:
         return {"memory_id": memory_id, "flush": "asked: the background builder closes the open scene"}
 
     def recall(self, memory_id: str, query: str, speaker: str | None = None, without: Iterable[str] = (),
-               budgets: Budgets | None = None, cap: int = MAX_K) -> dict:
+               budgets: Budgets | None = None, cap: int = MAX_K, token_cap: int = MAX_TOKENS) -> dict:
         memory = self.memory(memory_id)
-        settings = (budgets or Budgets()).settings(self.settings.retrieval, cap)
+        settings = (budgets or Budgets()).settings(self.settings.retrieval, cap, token_cap)
         return memory.recall(query, speaker=speaker, without=list(without), settings=settings).to_json()
 
     def ask(self, memory_id: str, question: str, speaker: str | None = None, without: Iterable[str] = ()) -> dict:
