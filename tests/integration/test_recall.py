@@ -14,6 +14,8 @@ from tests.fixtures.synthetic import graft, synthetic_memory
 from tests.conftest import load_fixture
 from tmem_graph import api
 from tmem_graph.errors import TmemError
+from tmem_graph.config import RetrievalSettings
+from tmem_graph.retrieve.evidence import CUE_HEADING
 from tmem_graph.retrieve.results import ABLATIONS
 
 HORIZON_QUERY = "Travelling for two weeks soon, who could mind things at home meanwhile?"  # -> td-s4 (the dog)
@@ -291,3 +293,26 @@ def test_a_packed_recall_never_hands_over_another_memorys_turns(memory, store, e
             assert not [i for i in ids if i.startswith("xx-")], query
     finally:
         store.drop("test-recall-other")
+
+
+def test_a_weak_match_hands_over_horizon_pointers_beside_the_nearest_turns(store, encoder, new_id, team_doc):
+    """A query nothing in memory resembles closely: packed, the Horizon family's first scenes are
+    pointed to by their best turn, under their own heading; a query close to a turn is packed
+    as before, with no pointer."""
+    team_doc["memory_id"] = new_id("weak")
+    mem, _ = api.import_memory(team_doc, store=store, encoder=encoder)
+    try:
+        cfg = RetrievalSettings(budget_tokens=600)
+        weak = mem.recall("Travelling for two weeks soon, who could mind things at home meanwhile?", settings=cfg)
+        assert weak.weak and weak.match < cfg.weak_match
+        pointers = [s for s in weak.scenes if s.lane == "cue"]
+        assert pointers and all("horizon" in s.ranks and s.excerpt for s in pointers)
+        assert CUE_HEADING in mem.evidence(weak)
+        strong = mem.recall("When did Bob adopt his greyhound Biscuit?", settings=cfg)
+        assert not strong.weak and strong.match >= cfg.weak_match
+        assert not any(s.lane == "cue" for s in strong.scenes)
+        off = mem.recall("Travelling for two weeks soon, who could mind things at home meanwhile?",
+                         settings=RetrievalSettings(budget_tokens=600, weak_match=0))
+        assert not off.weak and not any(s.lane == "cue" for s in off.scenes)
+    finally:
+        mem.drop()
