@@ -421,6 +421,8 @@ def eval_construction(ctx, memory_ids, sample, sessions, data_path, out_dir, as_
 @click.option("--import", "import_missing", is_flag=True,
               help="Import the set's memories that are not on the server from the files the set names.")
 @click.option("--only", help="Comma list of memory ids: answer only their questions.")
+@click.option("--unpacked", is_flag=True, callback=_unpacked, expose_value=False,
+              help="Answer from kS whole scenes and kI items instead of the packed answer evidence.")
 @click.option("--data", "data_path", type=click.Path(path_type=Path, file_okay=False),
               help="Folder with locomo10.json (default $TMEM_DATA_DIR or ../shared/data).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("eval-out/answers"),
