@@ -66,8 +66,8 @@ class RetrievalSettings:
     # is not set: packed evidence is the default answer evidence (docs/retrieval.md); None: kS, kI
     answer_budget_tokens: int | None = 2000
     lane_share: float = 0.4   # with a budget, the share the turn lane fills after the scenes and items (0: no lane)
-    cue_share: float = 0.0    # with a budget, the share spent on SceneCue's scenes in its order, each opened
-                              # with its header and best turn (docs/retrieval.md; 0: no associative pass)
+    cue_share: float = 0.0    # with a budget, the share spent on pointers to the associative list's first scenes
+                              # (`cue_from`), each by its best turn alone (docs/retrieval.md; 0: none)
     cue_from: str = "horizon"   # the associative pass's list: "horizon" (the Horizon family's order) or
                                 # "scenecue" (SceneCue: the triggers' and the dialogue's fusion)
     lane_dense_weight: float = 1.0  # the turn lane's RRF weight of the passage cosine against BM25's 1
@@ -118,8 +118,13 @@ class RetrievalSettings:
         if isinstance(self.weak_match, bool) or not isinstance(self.weak_match, (int, float)) \
                 or not 0.0 <= self.weak_match <= 1.0:
             raise ConfigError(f"weak_match {self.weak_match!r}: a score on [0, 1] (0: never)")
-        if self.weak_match > 0:
-            self.split_for(0.0)   # the weak shares are checked as settings of their own
+        if self.weak_match > 0:   # the weak shares are checked as settings of their own, budget or not
+            try:
+                replace(self, budget_tokens=1, weak_match=0.0, associative_share=self.weak_associative_share,
+                        cue_share=self.weak_cue_share, lane_share=self.weak_lane_share,
+                        lane_dense_weight=self.weak_lane_dense_weight)
+            except ConfigError as exc:
+                raise ConfigError(f"the weak-match settings (weak_*): {exc}") from None
         if self.cue_from not in CUE_LISTS:
             raise ConfigError(f"cue_from {self.cue_from!r}: choose from {', '.join(CUE_LISTS)}")
         if isinstance(self.cue_share, bool) or not isinstance(self.cue_share, (int, float)) \

@@ -212,6 +212,10 @@ def test_a_weak_match_is_packed_with_the_weak_shares():
     assert RetrievalSettings(budget_tokens=1000, weak_match=0).split_for(0.1).lane_share == 0.4  # 0: never
     with pytest.raises(ConfigError, match="lane_share 1.2"):
         RetrievalSettings(budget_tokens=1000, weak_match=0.7, weak_lane_share=1.2)
+    with pytest.raises(ConfigError, match=r"weak-match settings \(weak_\*\): lane_share 1.2"):   # no budget too
+        RetrievalSettings(weak_match=0.7, weak_lane_share=1.2)
+    with pytest.raises(ConfigError, match="associative_share 1.5"):
+        RetrievalSettings(weak_associative_share=1.5)
     with pytest.raises(ConfigError, match="weak_match 2"):
         RetrievalSettings(weak_match=2)
 
