@@ -10,12 +10,12 @@ once unmeasured first. `--scene-tokens 300 250` runs every budget once per value
 `config.SCENE_TOKENS` (how deep the cascade goes for a budget), old and new side by side;
 `--lane-shares 0 0.4` once per value of `RetrievalSettings.lane_share` (0: no turn lane).
 `--lane-tokens 1000000000 25` once per value of `config.LANE_TOKENS` (a huge value: the turn lane
-at its old depth, `candidates`), `--weak-matches 0 0.74` once per value of
+at its old depth, `candidates`), `--weak-matches 0 0.76` once per value of
 `RetrievalSettings.weak_match` (0: no split); `--plus-base conv-42` adds the LoCoMo-Plus dev
 probes of that base to the questions (their queries are the weak matches).
 
     python -m benchmarks.pack_latency --memory conv42-strong --sample conv-42 --plus-base conv-42 \
-        --queries 60 --budgets 2000 --lane-tokens 1000000000 25 --weak-matches 0 0.74 --out /tmp/weak.json
+        --queries 40 --budgets 2000 --lane-tokens 1000000000 25 --weak-matches 0 0.76 --out /tmp/weak.json
 """
 
 from __future__ import annotations

@@ -210,7 +210,8 @@ def effective(v: dict) -> dict:
     v = dict(v)
     if not v.get("weak_match", 0):
         v = {k: x for k, x in v.items() if not k.startswith("weak_") or k == "weak_match"}
-    if not v.get("cue_share", 0) and not (v.get("weak_match", 0) and v.get("weak_cue_share", 0.2)):
+    if not v.get("cue_share", 0) and not (v.get("weak_match", 0)
+                                           and v.get("weak_cue_share", RetrievalSettings().weak_cue_share)):
         v.pop("cue_from", None)
     return v
 

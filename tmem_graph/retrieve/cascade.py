@@ -176,9 +176,10 @@ class Cascade:
                     via.setdefault(key, []).append(channel)
         trigger = trig_recall(trigger_views(first), cfg, via) if items_on else []
         recent = select_recent(ranking(first, "recent_bm25"), ranking(first, "recent_dense"), cfg)
-        lane = select_lane(ranking(first, "lane_bm25"), ranking(first, "lane_dense"), cfg) if self._lane_on(off) else []
+        lane = []
         if self._lane_on(off):
             traced["lane"] = {"bm25": ranking(first, "lane_bm25"), "dense": ranking(first, "lane_dense")}
+            lane = select_lane(traced["lane"]["bm25"], traced["lane"]["dense"], cfg)
         second = self._run("retrieve/finish", {"memory_id": memory_id, "vector": vector, "scene_ids": scene_ids,
                                                "cue_ids": [s.id for s in cue],
                                                "items": items_on, "item_ids": list(via),

@@ -173,11 +173,12 @@ def select_cue(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene
     the caller). A scene the final fusion chose too is listed: the packer points to it only when
     its excerpt is not handed over already."""
     lists = {n: _ids(r) for n, r in c.cue_lists.items()}
-    source = c.cue_lists.get(cfg.cue_from, c.cue) if cfg.cue_from != "scenecue" else c.cue
+    scenecue = cfg.cue_from not in c.cue_lists   # SceneCue's order, or the Horizon family's when it is on
+    source = c.cue if scenecue else c.cue_lists[cfg.cue_from]
     out = []
     for place, (s, score) in enumerate(source[:cfg.cue_scenes()], 1):
         ranks = ranks_of(s, lists)   # its place in the list it came from is among them (horizon) or added
-        if cfg.cue_from == "scenecue":
+        if scenecue:
             ranks["cue"] = place
         channels = [n for n in lists if ranks.get(n, cfg.cue_top + 1) <= cfg.cue_top]
         out.append(RecalledScene(id=s, title=None, time=None, score=score,
