@@ -9,7 +9,8 @@ query vectors are encoded once, so the figures are the cascade alone:
 
     python -m benchmarks.fusion_latency --queries 200 --out /tmp/fusion_latency.json
 
-It also times the pure fusion step (`select_scenes` + `select_items` on recorded candidates).
+`--memory` runs them on memories already in the database instead (each query on each memory),
+`--budget-tokens` with a token budget (packed evidence, the turn lane asked for). It also times the pure fusion step (`select_scenes` + `select_items` on recorded candidates).
 Figures in docs/benchmarks.md ("Fusion latency").
 """
 
@@ -52,33 +53,43 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--before", default=BEFORE, help="git ref of the cascade to compare with")
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--memory", action="append", help="an existing memory to recall from (repeatable)")
+    ap.add_argument("--budget-tokens", type=int, help="recall with this evidence budget")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
 
     settings = Settings.from_env()
-    doc = synthetic_memory(MEMORY_ID, n_items=500, n_scenes=60, turns_per_scene=10, horizon_per_scene=12)
-    memory, _ = api.import_memory(doc, settings, replace=True)
+    if args.budget_tokens:
+        settings = settings.with_retrieval(budget_tokens=args.budget_tokens)
+    if args.memory:
+        memory, memories = api.Memory(args.memory[0], settings=settings), args.memory
+    else:
+        doc = synthetic_memory(MEMORY_ID, n_items=500, n_scenes=60, turns_per_scene=10, horizon_per_scene=12)
+        memory, _ = api.import_memory(doc, settings, replace=True)
+        memories = [MEMORY_ID]
     queries = [QUERIES[n % len(QUERIES)] for n in range(args.queries)]
     vectors = dict(zip(QUERIES, memory.encoder.encode(QUERIES)))
 
     with tempfile.TemporaryDirectory() as tmp:
         old_cascade, old_store = package_at(args.before, Path(tmp))
         before_store = old_store.Store(settings)
-        before = old_cascade.Cascade(before_store, before_store.settings.retrieval)
-        after = Cascade(memory.store, settings.retrieval)
+        before = old_cascade.Cascade(before_store, settings.retrieval.for_budget())
+        after = Cascade(memory.store, settings.retrieval.for_budget())
         times = {"before": [], "after": []}
-        for _ in range(3):  # warm-up: both query plans cached, both pools started
-            before.recall(MEMORY_ID, queries[0], vectors[queries[0]])
-            after.recall(MEMORY_ID, queries[0], vectors[queries[0]])
-        for n, q in enumerate(queries):
+        for m in memories:
+            for _ in range(3):  # warm-up: both query plans cached, both pools started
+                before.recall(m, queries[0], vectors[queries[0]])
+                after.recall(m, queries[0], vectors[queries[0]])
+        for n, (q, m) in enumerate((q, m) for q in queries for m in memories):
             runs = (("before", before), ("after", after)) if n % 2 == 0 else (("after", after), ("before", before))
             for name, cascade in runs:
                 t0 = time.perf_counter()
-                cascade.recall(MEMORY_ID, q, vectors[q])
+                cascade.recall(m, q, vectors[q])
                 times[name].append((time.perf_counter() - t0) * 1000)
-        traces = [after.recall(MEMORY_ID, q, vectors[q], trace=True).trace for q in QUERIES]
-        before.close()
-        after.close()
+        traces = [after.recall(memories[0], q, vectors[q], trace=True).trace for q in QUERIES]
+        for cascade in (before, after):   # a cascade with its own threads (before the two-query one)
+            if hasattr(cascade, "close"):
+                cascade.close()
         before_store.close()
 
     fusion_us = []
@@ -88,15 +99,18 @@ def main() -> None:
             select_scenes(trace["scenes"], settings.retrieval)
             select_items(trace["items"], settings.retrieval)
             fusion_us.append((time.perf_counter() - t0) * 1e6)
-    memory.drop()
+    if not args.memory:
+        memory.drop()
 
     summary = {name: {"median_ms": statistics.median(v), "p95_ms": pct(v, 95)} for name, v in times.items()}
     summary["ratio_median_after_over_before"] = summary["after"]["median_ms"] / summary["before"]["median_ms"]
     summary["ratio_p95_after_over_before"] = summary["after"]["p95_ms"] / summary["before"]["p95_ms"]
     summary["fusion_step_us"] = {"median": statistics.median(fusion_us), "p95": pct(fusion_us, 95)}
-    args.out.write_text(json.dumps({"before": args.before, "queries": len(queries), "summary": summary,
+    args.out.write_text(json.dumps({"before": args.before, "queries": len(queries), "memories": memories,
+                                    "budget_tokens": args.budget_tokens, "summary": summary,
                                     "times_ms": times}, indent=2))
-    print(f"{len(queries)} queries, interleaved; before = {args.before}, after = this checkout")
+    print(f"{len(queries)} queries × {len(memories)} memories, interleaved; before = {args.before}, "
+          f"after = this checkout; budget {args.budget_tokens or 'none (unpacked)'}")
     print("| cascade | median ms | p95 ms |")
     print("|---|---|---|")
     for name in ("before", "after"):

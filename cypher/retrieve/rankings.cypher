@@ -1,27 +1,29 @@
 // The first round trip of a recall: the memory's state, then every ranking that depends only
 // on the query, in one query (docs/retrieval.md, "Two round trips"). One row; each ranking is
-// two lists, <name>_ids and <name>_scores (Neo4j's cosine mapped to [0, 1], or BM25), best
-// first, equal scores by id: parallel lists cost the client far less to decode than lists of maps.
+// two lists, <name>_ids and <name>_scores (Neo4j's cosine mapped to [0, 1]), best first, equal
+// scores by id: parallel lists cost the client far less to decode than lists of maps. BM25 is
+// ranked by the caller on the memory's own statistics (retrieve/lexical.py): the topic and scene
+// rankings arrive as $topic_bm25_ids and $scene_bm25_ids, to gather their topics' scenes and
+// cosines here.
 // Each vector search runs only when the memory holds an object it can find: after its index was
 // rebuilt (`tmem db check --repair`), Neo4j 2026.08 fails a filtered search that matches nothing
 // with an internal error (docs/reliability.md), and a live memory starts with turns alone.
-// $memory_id, $vector, $limit, $commit_ms; lexical queries $topic_lucene, $scene_lucene,
-// $item_lucene, $recent_lucene, $lane_lucene (null: not asked); switches $topics, $scene_dense, $dialogue, $turns, $item_dense,
-// $persona, $recent (booleans) and $families (the trigger families asked for); $past_commit (run the
-// searches even though a writer's `committing` mark is set: the caller knows it is stale;
-// otherwise a recall that finds a commit under way gets the state alone); view depths
-// $scene_limit, $horizon_limit, $item_limit; $speaker (null: every persona).
-// Columns: exists, version, committing, host, pid (the memory's state); the rankings topic_bm25,
-// topic_dense, scene_bm25, scene_dense, dialogue, lane_dense (the $lane_limit turns nearest the query by
+// $memory_id, $vector, $limit, $commit_ms; $topic_bm25_ids, $scene_bm25_ids; switches $topics,
+// $scene_dense, $dialogue, $turns, $item_dense, $persona, $recent, $recent_lexical (booleans) and
+// $families (the trigger families asked for); $past_commit (run the searches even though a
+// writer's `committing` mark is set: the caller knows it is stale; otherwise a recall that finds
+// a commit under way gets the state alone); view depths $scene_limit, $horizon_limit,
+// $item_limit, $lane_limit; $speaker (null: every persona).
+// Columns: exists, version, committing, host, pid (the memory's state); the rankings
+// topic_dense, scene_dense, dialogue, lane_dense (the $lane_limit turns nearest the query by
 // their passage embedding, of those a scene holds, with their scenes in lane_dense_scenes: pending
 // ones take places and are left out; only in a memory marked `turn_passages`, whose every turn has
-// a passage embedding; the cascade's turn channel ranks scenes by their best one), lane_bm25 (BM25
-// over the turns a scene holds: the packer's turn lane, docs/retrieval.md),
-// scene_trigger and horizon (each scene's best
-// view), item_bm25, item_dense, scene_cosine (every scene some ranking or ranked topic reached);
-// topic_ids with topic_scenes (the scenes of every ranked topic); recent_bm25 and recent_dense
-// (the turns no scene holds yet: exact cosine over them, BM25 restricted to them); the item trigger views as
-// item_views ([host_id, position, channel, score] lists); personas ([{speaker, summary}]).
+// a passage embedding; the cascade's turn channel ranks scenes by their best one),
+// scene_trigger and horizon (each scene's best view), item_dense, scene_cosine (every scene some
+// ranking or ranked topic reached); topic_ids with topic_scenes (the scenes of every ranked
+// topic); recent_dense (the turns no scene holds yet, by exact cosine) and recent_texts
+// ([id, text] of each of them, for the caller's BM25); the item trigger views as item_views
+// ([host_id, position, channel, score] lists); personas ([{speaker, summary}]).
 CYPHER 25
 CALL () {
   OPTIONAL MATCH (m:Memory {id: $memory_id})
@@ -29,12 +31,6 @@ CALL () {
   WHERE l.committing = true AND (l.expires_at >= timestamp() OR l.committing_since >= timestamp() - $commit_ms)
   RETURN m IS NOT NULL AS exists, m.version AS version, l IS NOT NULL AS committing,
          l.host AS host, l.pid AS pid
-}
-CALL (exists, committing) {
-  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $topic_lucene IS NOT NULL
-  CALL db.index.fulltext.queryNodes('text_search', $topic_lucene, {limit: $limit}) YIELD node, score
-  WHERE node.memory_id = $memory_id
-  RETURN collect(node.id) AS topic_bm25_ids, collect(score) AS topic_bm25_scores
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $topics
@@ -45,17 +41,11 @@ CALL (exists, committing) {
   WITH n, score ORDER BY score DESC, n.id
   RETURN collect(n.id) AS topic_dense_ids, collect(score) AS topic_dense_scores
 }
-CALL (topic_bm25_ids, topic_dense_ids) {
-  UNWIND topic_bm25_ids + topic_dense_ids AS id
+CALL (topic_dense_ids) {
+  UNWIND $topic_bm25_ids + topic_dense_ids AS id
   WITH DISTINCT id
   MATCH (t:Topic {memory_id: $memory_id, id: id})
   RETURN collect(id) AS topic_ids, collect(COLLECT { MATCH (t)-[:HAS_SCENE]->(s:Scene) RETURN s.id }) AS topic_scenes
-}
-CALL (exists, committing) {
-  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $scene_lucene IS NOT NULL
-  CALL db.index.fulltext.queryNodes('text_search', $scene_lucene, {limit: $limit}) YIELD node, score
-  WHERE node.memory_id = $memory_id
-  RETURN collect(node.id) AS scene_bm25_ids, collect(score) AS scene_bm25_scores
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $scene_dense
@@ -85,12 +75,6 @@ CALL (exists, committing) {
   MATCH (s:Scene)-[:HAS_TURN]->(n)
   WITH s.id AS scene, n.id AS turn, score ORDER BY score DESC, turn
   RETURN collect(turn) AS lane_dense_ids, collect(score) AS lane_dense_scores, collect(scene) AS lane_dense_scenes
-}
-CALL (exists, committing) {
-  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $lane_lucene IS NOT NULL
-  CALL db.index.fulltext.queryNodes('turn_search', $lane_lucene, {limit: $lane_limit}) YIELD node, score
-  WHERE node.memory_id = $memory_id AND EXISTS { MATCH (:Scene)-[:HAS_TURN]->(node) }
-  RETURN collect(node.id) AS lane_bm25_ids, collect(score) AS lane_bm25_scores
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND 'scene' IN $families
@@ -123,12 +107,6 @@ CALL (exists, committing) {
   RETURN collect([v.host_id, v.position, v.channel, score]) AS item_views
 }
 CALL (exists, committing) {
-  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $item_lucene IS NOT NULL
-  CALL db.index.fulltext.queryNodes('text_search', $item_lucene, {limit: $limit}) YIELD node, score
-  WHERE node.memory_id = $memory_id
-  RETURN collect(node.id) AS item_bm25_ids, collect(score) AS item_bm25_scores
-}
-CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $item_dense
     AND EXISTS { MATCH (:Item {memory_id: $memory_id}) }
   MATCH (n:Item)
@@ -137,8 +115,8 @@ CALL (exists, committing) {
   WITH n, score ORDER BY score DESC, n.id
   RETURN collect(n.id) AS item_dense_ids, collect(score) AS item_dense_scores
 }
-CALL (topic_scenes, scene_bm25_ids, scene_dense_ids, dialogue_ids, lane_dense_scenes, scene_trigger_ids, horizon_ids) {
-  UNWIND topic_scenes + [scene_bm25_ids + scene_dense_ids + dialogue_ids + lane_dense_scenes + scene_trigger_ids + horizon_ids] AS ids
+CALL (topic_scenes, scene_dense_ids, dialogue_ids, lane_dense_scenes, scene_trigger_ids, horizon_ids) {
+  UNWIND topic_scenes + [$scene_bm25_ids + scene_dense_ids + dialogue_ids + lane_dense_scenes + scene_trigger_ids + horizon_ids] AS ids
   UNWIND ids AS id
   WITH DISTINCT id
   MATCH (s:Scene {memory_id: $memory_id, id: id})
@@ -146,10 +124,9 @@ CALL (topic_scenes, scene_bm25_ids, scene_dense_ids, dialogue_ids, lane_dense_sc
   RETURN collect(id) AS scene_cosine_ids, collect(vector.similarity.cosine(s.embedding, $vector)) AS scene_cosine_scores
 }
 CALL (exists, committing) {
-  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $recent_lucene IS NOT NULL
-  CALL db.index.fulltext.queryNodes('turn_search', $recent_lucene, {limit: $limit}) YIELD node, score
-  WHERE node.memory_id = $memory_id AND node:Pending
-  RETURN collect(node.id) AS recent_bm25_ids, collect(score) AS recent_bm25_scores
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $recent_lexical
+  MATCH (t:Pending {memory_id: $memory_id})
+  RETURN collect([t.id, t.text]) AS recent_texts
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $recent
@@ -167,11 +144,10 @@ CALL (exists, committing) {
   WITH p ORDER BY p.seq
   RETURN collect({speaker: p.speaker, summary: p.summary}) AS personas
 }
-RETURN exists, version, committing, host, pid, topic_bm25_ids, topic_bm25_scores, topic_dense_ids,
-       topic_dense_scores, topic_ids, topic_scenes, scene_bm25_ids, scene_bm25_scores, scene_dense_ids,
+RETURN exists, version, committing, host, pid, topic_dense_ids,
+       topic_dense_scores, topic_ids, topic_scenes, scene_dense_ids,
        scene_dense_scores, dialogue_ids, dialogue_scores, lane_dense_ids, lane_dense_scores, lane_dense_scenes,
-       lane_bm25_ids, lane_bm25_scores, scene_trigger_ids, scene_trigger_scores,
-       horizon_ids, horizon_scores, item_views,
-       item_bm25_ids, item_bm25_scores, item_dense_ids, item_dense_scores, scene_cosine_ids,
-       scene_cosine_scores, recent_bm25_ids, recent_bm25_scores, recent_dense_ids, recent_dense_scores,
+       scene_trigger_ids, scene_trigger_scores, horizon_ids, horizon_scores, item_views,
+       item_dense_ids, item_dense_scores, scene_cosine_ids,
+       scene_cosine_scores, recent_texts, recent_dense_ids, recent_dense_scores,
        personas

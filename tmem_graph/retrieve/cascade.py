@@ -4,7 +4,8 @@ gate) are the pure functions of `select.py`, fed with what two queries return:
 
 1. `retrieve/rankings`: the memory's state, then every ranking that depends only on the query
    (topics, scenes, dialogues, trigger views at their best per host, items, personas) and the
-   exact cosine of every scene they reached, in one round trip;
+   exact cosine of every scene they reached, in one round trip; the BM25 rankings come from the
+   memory's own statistics (`lexical.py`, loaded once per version of the memory);
 2. `retrieve/finish`: the chosen scenes with their turns, the item pool (the chosen scenes'
    items ∪ the items TrigRecall reached), and the memory's state again.
 """
@@ -16,18 +17,13 @@ from typing import Iterable
 
 from ..config import RetrievalSettings
 from ..errors import MemoryBusy, MemoryNotFound, UsageError
-from ..store import ft_scope
 from ..store.lease import holder_gone
 from ..triggers import FAMILIES, ITEM, SCENE_FAMILIES
-from .lucene import scoped_query
+from .lexical import CACHE, KINDS, Bm25, Lexicon, build, query_terms
 from .results import COMPONENTS, Recall, RecalledScene
 from .select import (ItemCandidates, SceneCandidates, best_per_scene, scene_cue, select_cue, select_items,
                      select_lane, select_recent, select_scenes, top_topics, trig_recall)
 
-TOPIC_FIELDS = {"title": 2.0, "keywords_text": 1.0, "summary": 1.0}
-SCENE_FIELDS = {"title": 3.0, "summary": 2.0, "narrative": 1.0, "text": 1.0}
-ITEM_FIELDS = {"text": 1.0}
-TURN_FIELDS = {"text": 1.0}
 CONSISTENT_WAIT_S = 30.0  # how long a recall runs again while its memory keeps being written
 MAX_COMMIT_S = 600.0      # a `committing` mark whose lease lapsed still counts this long (a long commit)
 
@@ -90,8 +86,10 @@ class Cascade:
         t0 = time.perf_counter()
         deadline = time.monotonic() + CONSISTENT_WAIT_S
         attempts = 0
-        params = self._ranking_params(memory_id, query, vector, speaker, off)
+        terms = query_terms(query)
+        lexicon = self.lexicon(memory_id, None)
         while True:
+            params, ranked = self._ranking_params(memory_id, terms, lexicon, vector, speaker, off)
             first = self._run("retrieve/rankings", {**params, "past_commit": False})
             before = _state_of(first)
             if first["committing"] and not before["committing"]:  # the mark of a dead writer of this host
@@ -101,6 +99,13 @@ class Cascade:
                 if not before["exists"]:
                     raise MemoryNotFound(f"no memory {memory_id!r} (it was dropped or never existed)")
                 attempts += 1
+                if lexicon is None or lexicon.version != before["version"]:  # written since it was loaded
+                    self._check_deadline(memory_id, deadline, attempts)
+                    lexicon = self.lexicon(memory_id, lexicon)
+                    continue
+                first.update(ranked)
+                first.update(self._lexical("recent_bm25", first["recent_texts"], terms, KINDS["turn"],
+                                           self.cfg.candidates))
                 result, after = self._finish(memory_id, query, vector, off, trace, first)
                 if result is not None and after == before:
                     break
@@ -117,16 +122,42 @@ class Cascade:
             raise MemoryBusy(f"memory {memory_id!r} kept changing for {CONSISTENT_WAIT_S:.0f} s while it was "
                              f"recalled ({attempts} attempts); try again when its writer has finished")
 
-    def _ranking_params(self, memory_id: str, query: str, vector: list[float], speaker: str | None,
-                        off: frozenset[str]) -> dict:
-        """The parameters of retrieve/rankings: which rankings this recall asks for, how deep."""
+    def lexicon(self, memory_id: str, stale: Lexicon | None) -> Lexicon | None:
+        """The memory's Lexicon: this process's copy unless it is `stale`, else loaded from the
+        database (None when the memory does not exist)."""
+        where = f"{self.store.settings.uri}/{self.store.settings.database or ''}"
+        held = CACHE.get(where, memory_id)
+        if held is not None and held is not stale:
+            return held
+        rows = self.store.run("retrieve/lexicon", memory_id=memory_id)
+        if not rows:
+            return None
+        loaded = build(rows[0])
+        CACHE.put(where, memory_id, loaded)
+        return loaded
+
+    @staticmethod
+    def _lexical(name: str, docs: list | None, terms: list[str], boosts: dict[str, float],
+                 limit: int | None = None) -> dict:
+        """BM25 ranking `name` over `docs` ([id, text] lists) on their own statistics, as the
+        two parallel lists retrieve/rankings gives its rankings."""
+        ranked = Bm25(((d[0], {"text": d[1]}) for d in docs or []), boosts).rank(terms, limit)
+        return {f"{name}_ids": [k for k, _ in ranked], f"{name}_scores": [v for _, v in ranked]}
+
+    def _ranking_params(self, memory_id: str, terms: list[str], lexicon: Lexicon | None,
+                        vector: list[float], speaker: str | None, off: frozenset[str]) -> tuple[dict, dict]:
+        """The parameters of retrieve/rankings (which rankings this recall asks for, how deep),
+        and the BM25 rankings of the memory's Lexicon, in the shape of that query's columns."""
         cfg = self.cfg
         scenes_on, items_on = "scene_layer" not in off, "item_channel" not in off
         topics_on = scenes_on and "topic_filter" not in off
         recent_on = "recent" not in off and cfg.k_recent > 0
-
-        def lexical(on: bool, kind: str, fields: dict[str, float]) -> str | None:
-            return scoped_query(ft_scope(kind, memory_id), fields, query) if on else None
+        asked = {"topic_bm25": ("topic", topics_on, cfg.candidates), "scene_bm25": ("scene", scenes_on, cfg.candidates),
+                 "item_bm25": ("item", items_on, cfg.candidates), "lane_bm25": ("turn", self._lane_on(off), cfg.lane_depth())}
+        ranked = {}
+        for name, (kind, on, depth) in asked.items():
+            found = lexicon.kinds[kind].rank(terms, depth) if on and lexicon is not None and terms else []
+            ranked[f"{name}_ids"], ranked[f"{name}_scores"] = [k for k, _ in found], [v for _, v in found]
 
         families = [f.key for f in SCENE_FAMILIES if scenes_on and f.ablation not in off]
         if items_on and ITEM.ablation not in off:
@@ -135,15 +166,12 @@ class Cascade:
         limits[f"{ITEM.key}_limit"] += len(ITEM.views) * cfg.r_trigger_items  # R triggers of three views each
         return {"memory_id": memory_id, "vector": vector, "limit": cfg.candidates, "lane_limit": cfg.lane_depth(),
                 "commit_ms": int(MAX_COMMIT_S * 1000), "speaker": speaker,
-                "topic_lucene": lexical(topics_on, "topic", TOPIC_FIELDS),
-                "scene_lucene": lexical(scenes_on, "scene", SCENE_FIELDS),
-                "item_lucene": lexical(items_on, "item", ITEM_FIELDS),
-                "recent_lucene": lexical(recent_on, "recent", TURN_FIELDS), "recent": recent_on,
-                "lane_lucene": lexical(self._lane_on(off), "turn", TURN_FIELDS),
+                "topic_bm25_ids": ranked["topic_bm25_ids"], "scene_bm25_ids": ranked["scene_bm25_ids"],
+                "recent": recent_on, "recent_lexical": recent_on and bool(terms),
                 "topics": topics_on, "scene_dense": scenes_on and not topics_on, "dialogue": scenes_on,
                 "turns": scenes_on and "turns" not in off,
                 "item_dense": items_on and (not scenes_on or cfg.item_search > 0), "persona": "persona" not in off,
-                "families": families, **limits}
+                "families": families, **limits}, ranked
 
     def _lane_on(self, off: frozenset[str]) -> bool:
         """Whether this recall asks for the turn lane: only the packer uses it, with a token budget."""

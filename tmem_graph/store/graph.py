@@ -39,7 +39,7 @@ PROBE_PROPERTY = {"turn_embedding": "passage_embedding"}
 # the depths `check_indexes` searches each index at: the shallowest, the default recall's, the deepest
 PROBE_LIMITS = (1, RetrievalSettings().candidates, MAX_BUDGET)
 # the indexes a recall's queries name that a schema of an older version may lack
-RECALL_INDEXES = ("text_search", "turn_search", "turn_embedding")
+RECALL_INDEXES = ("turn_embedding",)
 DELETE_QUERIES = ("store/delete_triggers", "store/delete_items", "store/delete_topics",
                   "store/delete_scenes", "store/delete_turns", "store/delete_personas",
                   "store/delete_memory")
@@ -280,9 +280,9 @@ class Store:
 
     def require_recall_indexes(self) -> None:
         """Raise SchemaError unless the indexes recall queries name exist (checked once per
-        Store): a database set up by an older version lacks `turn_search` (the live path) or
-        `turn_embedding` (the turn channel) until `tmem schema apply`, and Neo4j's own error for
-        a missing index inside a query is an internal one."""
+        Store): a database set up by an older version lacks `turn_embedding` (the turn channel)
+        until `tmem schema apply`, and Neo4j's own error for a missing index inside a query is
+        an internal one. (Recall names no full-text index: its BM25 is per memory.)"""
         if "recall" in self._indexes_seen:
             return
         names = {r["name"] for r in self.run("store/indexes")}

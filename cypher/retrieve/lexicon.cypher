@@ -1,0 +1,13 @@
+// Everything per-memory BM25 ranks (retrieve/lexical.py): the memory's version, read before its
+// objects (a version read first never names data older than what follows: a recall that then
+// reads a newer version loads again), and each kind's objects as [id, field values…] lists in
+// the order of lexical.KINDS: topics, scenes, items, and the turns a scene holds.
+// $memory_id. One row; none when the memory does not exist.
+MATCH (m:Memory {id: $memory_id})
+WITH m.version AS version
+RETURN version,
+       COLLECT { MATCH (t:Topic {memory_id: $memory_id}) RETURN [t.id, t.title, t.keywords_text, t.summary] } AS topics,
+       COLLECT { MATCH (s:Scene {memory_id: $memory_id}) RETURN [s.id, s.title, s.summary, s.narrative, s.text] } AS scenes,
+       COLLECT { MATCH (i:Item {memory_id: $memory_id}) RETURN [i.id, i.text] } AS items,
+       COLLECT { MATCH (t:Turn {memory_id: $memory_id}) WHERE EXISTS { MATCH (:Scene)-[:HAS_TURN]->(t) }
+                 RETURN [t.id, t.text] } AS turns

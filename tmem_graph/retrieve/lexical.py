@@ -1,0 +1,157 @@
+"""BM25 whose every statistic comes from one memory (shared/docs/design.md, "Retrieval").
+
+Neo4j's full-text index keeps its statistics (document frequencies, average field lengths)
+for the whole index, so a memory's BM25 ranking moved when another memory was imported and a
+caller could tell whether other memories used a word (docs/retrieval.md, "Lexical ranking").
+Here each memory's topics, scenes, items and turns are analysed in Python, as Lucene's
+`english` analyzer does (words, possessives dropped, its stop words, the Porter stemmer), into
+one index per kind, kept per process for the memory's version (`LexiconCache`): a recall
+ranks with the index of the version it reads, a write makes a new version and the next recall
+loads it again.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable
+
+import snowballstemmer
+
+# Lucene's English stop words (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET)
+STOP = frozenset("a an and are as at be but by for if in into is it no not of on or such that the their then "
+                 "there these they this to was will with".split())
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_STEMMER = snowballstemmer.stemmer("porter")   # what Lucene's PorterStemFilter implements
+_STEM_LOCK = threading.Lock()                  # a snowball stemmer keeps state between calls
+MAX_TERMS = 64      # a query's distinct terms beyond these are not searched (as the Lucene path did)
+K1, B = 1.2, 0.75   # Lucene's BM25Similarity defaults
+CACHE_DOCS = 500_000  # documents the per-process cache holds, over all memories, before it forgets
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    with _STEM_LOCK:
+        return _STEMMER.stemWord(word)
+
+
+def analyse(text: str | None) -> list[str]:
+    """The terms of `text`: lower-cased words, a final 's dropped, stop words out, stemmed."""
+    out = []
+    for word in _WORD.findall((text or "").lower()):
+        if word.endswith(("'s", "’s")):
+            word = word[:-2]
+        word = word.replace("’", "'")
+        if word and word not in STOP:
+            out.append(stem(word))
+    return out
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct terms of a query, in order, at most MAX_TERMS."""
+    return list(dict.fromkeys(analyse(text)))[:MAX_TERMS]
+
+
+class Bm25:
+    """BM25 over one kind of object, each field scored on its own statistics and weighted by its
+    boost, summed (as a Lucene query of one boosted clause per field)."""
+
+    def __init__(self, docs: Iterable[tuple[str, dict[str, str | None]]], boosts: dict[str, float]):
+        self.ids: list[str] = []
+        self.boosts = boosts
+        self.postings: dict[str, dict[str, list[tuple[int, int]]]] = {f: {} for f in boosts}
+        self.lengths: dict[str, list[int]] = {f: [] for f in boosts}
+        for n, (key, fields) in enumerate(docs):
+            self.ids.append(key)
+            for field in boosts:
+                terms = Counter(analyse(fields.get(field)))
+                self.lengths[field].append(sum(terms.values()))
+                for term, tf in terms.items():
+                    self.postings[field].setdefault(term, []).append((n, tf))
+        self.average = {f: (sum(v) / c if (c := sum(1 for x in v if x)) else 0.0) for f, v in self.lengths.items()}
+        self.having = {f: sum(1 for x in v if x) for f, v in self.lengths.items()}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def rank(self, terms: list[str], limit: int | None = None) -> list[tuple[str, float]]:
+        """(id, score) of every object matching a term, best first, equal scores by id."""
+        scores: dict[int, float] = {}
+        for field, boost in self.boosts.items():
+            docs, avg, lengths = self.having[field], self.average[field], self.lengths[field]
+            for term in terms:
+                hits = self.postings[field].get(term)
+                if not hits:
+                    continue
+                idf = math.log(1 + (docs - len(hits) + 0.5) / (len(hits) + 0.5))
+                for n, tf in hits:
+                    norm = K1 * (1 - B + B * lengths[n] / avg)
+                    scores[n] = scores.get(n, 0.0) + boost * idf * tf / (tf + norm)
+        ranked = sorted(((self.ids[n], s) for n, s in scores.items()), key=lambda p: (-p[1], p[0]))
+        return ranked if limit is None else ranked[:limit]
+
+
+@dataclass
+class Lexicon:
+    """One version of one memory, indexed per kind (`KINDS`)."""
+    version: str
+    kinds: dict[str, Bm25]
+
+    @property
+    def size(self) -> int:
+        return sum(len(b) for b in self.kinds.values())
+
+
+# the fields of each kind and their boosts (the title weighs most: it names what the object is about)
+KINDS = {
+    "topic": {"title": 2.0, "keywords_text": 1.0, "summary": 1.0},
+    "scene": {"title": 3.0, "summary": 2.0, "narrative": 1.0, "text": 1.0},
+    "item": {"text": 1.0},
+    "turn": {"text": 1.0},
+}
+
+
+def build(row: dict) -> Lexicon:
+    """A memory's Lexicon from the columns of `retrieve/lexicon` (one [id, field values…] list
+    per object, fields in the order of `KINDS`)."""
+    kinds = {}
+    for kind, boosts in KINDS.items():
+        kinds[kind] = Bm25(((r[0], dict(zip(boosts, r[1:]))) for r in row[f"{kind}s"]), boosts)
+    return Lexicon(row["version"], kinds)
+
+
+class LexiconCache:
+    """The Lexicons this process has loaded, one version per memory, least recently used forgotten
+    first once they hold more than `limit` objects (a memory larger than that is kept alone)."""
+
+    def __init__(self, limit: int = CACHE_DOCS):
+        self.limit = limit
+        self._held: OrderedDict[tuple[str, str], Lexicon] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, where: str, memory_id: str) -> Lexicon | None:
+        with self._lock:
+            found = self._held.get((where, memory_id))
+            if found is not None:
+                self._held.move_to_end((where, memory_id))
+            return found
+
+    def put(self, where: str, memory_id: str, lexicon: Lexicon) -> None:
+        with self._lock:
+            self._held[(where, memory_id)] = lexicon
+            self._held.move_to_end((where, memory_id))
+            total = sum(x.size for x in self._held.values())
+            while len(self._held) > 1 and total > self.limit:
+                _, gone = self._held.popitem(last=False)
+                total -= gone.size
+
+    def drop(self, where: str, memory_id: str) -> None:
+        with self._lock:
+            self._held.pop((where, memory_id), None)
+
+
+CACHE = LexiconCache()
