@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -117,31 +118,48 @@ def test_every_endpoint_with_an_http_client(http, store, encoder, new_id):
 def test_bad_requests_get_json_errors_that_name_the_problem(http, new_id):
     memory_id = new_id("svc-bad")
     cases = [
-        (http.post(f"/memories/{memory_id}/recall", json={"quer": "x"}), 400, "body.query"),
+        (http.post(f"/memories/{memory_id}/recall", json={"quer": "x"}), 400, "body.query: Field required"),
         (http.post(f"/memories/{memory_id}/recall", json={"query": "x", "top_k": 3}), 400,
          "body.top_k: Extra inputs are not permitted"),
         (http.post(f"/memories/{memory_id}/recall", content=b"{not json", headers={"content-type": "application/json"}),
-         400, "JSON"),
+         400, "body: invalid JSON at character 1"),
+        (http.post(f"/memories/{memory_id}/recall", content=b'{"query": "\xff"}',
+                   headers={"content-type": "application/json"}), 400, "body: there was an error parsing the body"),
         (http.post(f"/memories/{memory_id}/turns", json={"turns": [{"speaker": "Ana", "text": " "}]}), 400,
          'turns[0]: "text" is missing or empty'),
         (http.post(f"/memories/{memory_id}/turns", json={"turns": [{"speaker": "Ana", "text": 5}]}), 400,
-         'turns[0]: "text" must be a string, not int 5'),
+         "body.turns[0].text: Input should be a valid string"),   # the wrong type, not "missing"
+        (http.post(f"/memories/{memory_id}/turns", json={"turns": [{"speaker": "Ana", "text": "x", "sesion": 2}]}),
+         400, "body.turns[0].sesion: Extra inputs are not permitted"),   # refused, not ignored
+        (http.post(f"/memories/{memory_id}/turns", json={"turns": [{"speaker": "Ana", "text": "x", "session": "2"}]}),
+         400, "body.turns[0].session: Input should be a valid integer"),   # not coerced
         (http.post(f"/memories/{memory_id}/turns", json={"turns": [{"speaker": "Ana", "text": "x" * 2_000_000}]}),
          413, "larger than"),
-        (http.post(f"/memories/{memory_id}/recall", json={"query": "x", "k_scenes": 500}), 400, "k_scenes"),
+        (http.post(f"/memories/{memory_id}/recall", json={"query": "x", "k_scenes": 500}), 400,
+         "body.k_scenes: Input should be less than or equal to 50"),
         (http.post(f"/memories/{memory_id}/recall", json={"query": "x", "without": ["bogus"]}), 404, "no memory"),
         (http.get("/memories/not a valid id!"), 400, "not a valid memory id"),
         (http.get(f"/memories/{memory_id}"), 404, f"no memory '{memory_id}'"),
         (http.post(f"/memories/{memory_id}/build", json={}), 404, "no memory"),
+        (http.post(f"/memories/{memory_id}/build", json={"flush": True, "wait": 1}), 400,
+         "body.wait: Extra inputs are not permitted"),
     ]
     for response, status, needle in cases:
         assert response.status_code == status, (response.request.url, response.text)
         body = response.json()
         assert needle in body["error"], body
-        assert "Traceback" not in response.text
+        assert "Traceback" not in response.text and "\n" not in body["error"] and "https://" not in body["error"]
+        if status == 400:   # {"error", "problems"}: each problem one line naming its field
+            assert set(body) == {"error", "problems"} and body["problems"], body
+            assert all("\n" not in p and re.match(r"^[\w.\[\]]+: ", p) for p in body["problems"]), body
+    both = http.post(f"/memories/{memory_id}/turns", json={"turns": [{"speaker": "Ana", "text": " "},
+                                                                      {"speaker": "Ben", "text": "y", "time": "soon"}]})
+    assert both.status_code == 400 and both.json()["problems"] == [
+        'turns[0]: "text" is missing or empty', "turns[1]: \"time\" 'soon' is not an ISO 8601 date-time"]
     http.post(f"/memories/{memory_id}/turns", json={"turns": turns_json()[:1]})
     unknown = http.post(f"/memories/{memory_id}/recall", json={"query": "x", "without": ["bogus"]})
     assert unknown.status_code == 400 and "unknown component(s) bogus" in unknown.json()["error"]
+    assert unknown.json()["problems"] == [unknown.json()["error"]]
 
 
 def test_a_wrong_token_and_a_memory_outside_the_patterns_are_refused_alike(server, http, store, encoder, new_id):
@@ -164,7 +182,10 @@ def test_a_wrong_token_and_a_memory_outside_the_patterns_are_refused_alike(serve
     assert api.Memory(hidden, store=store).stats()["turns"] == 2   # nothing was added or deleted
 
 
-def test_ask_and_build_without_an_llm_answer_503_with_the_reason(store, tmp_path, new_id):
+def test_ask_and_build_without_an_llm_answer_503_with_the_message_mcp_gives(store, tmp_path, new_id):
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
     port = free_port()
     log = tmp_path / "serve.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("TMEM_LLM_")}
@@ -177,10 +198,20 @@ def test_ask_and_build_without_an_llm_answer_503_with_the_reason(store, tmp_path
         memory_id = new_id("svc-nollm")
         with httpx.Client(base_url=base, timeout=60) as client:
             assert client.post(f"/memories/{memory_id}/turns", json={"turns": turns_json()[:2]}).status_code == 200
+            messages = set()
             for path, body in (("ask", {"question": "What does Ana avoid?"}), ("build", {"flush": True})):
                 answer = client.post(f"/memories/{memory_id}/{path}", json=body)
                 assert answer.status_code == 503, (path, answer.text)
                 assert answer.json()["error"].startswith("no LLM configured: set TMEM_LLM_MODEL"), answer.json()
+                messages.add(answer.json()["error"])
+
+        async def ask_over_mcp():
+            async with Client(streamable_http_client(base + "/mcp")) as mcp:
+                return await mcp.call_tool("ask_memory", {"memory_id": memory_id, "question": "What does Ana avoid?"})
+
+        answered = asyncio.run(ask_over_mcp())
+        (message,) = messages   # the same line for both routes, and the one MCP gives after the tool's name
+        assert answered.is_error and answered.content[0].text == f"Error executing tool ask_memory: {message}"
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -215,8 +246,12 @@ async def _exercise(client, memory_id: str, hidden: str) -> dict:
     out["too_many_tokens"] = await client.call_tool("search_memory", {"memory_id": memory_id, "query": "x",
                                                                       "budget_tokens": 9000})
     out["unknown"] = await client.call_tool("search_memory", {"memory_id": memory_id, "query": "x", "top_k": 3})
+    out["again"] = await client.call_tool("add_memory", {"memory_id": memory_id, "turns": [
+        {"speaker": "Ben", "text": "Noted for the team dinner.", "time": "2024-05-01T12:01:00"}]})
     out["bad_turn"] = await client.call_tool("add_memory", {"memory_id": memory_id, "turns": [
         {"speaker": "Ana", "text": 5}]})
+    out["turn_field"] = await client.call_tool("add_memory", {"memory_id": memory_id, "turns": [
+        {"speaker": "Ana", "text": "x", "mood": "happy"}]})
     out["stats"] = await client.call_tool("get_memory_stats", {"memory_id": memory_id})
     out["list"] = await client.call_tool("list_memories", {})
     out["ask"] = await client.call_tool("ask_memory", {"memory_id": memory_id, "question": "Who is allergic?"})
@@ -232,6 +267,8 @@ def _check(out: dict, memory_id: str, hidden: str, store, encoder, expected_rece
     assert all(t.description and len(t.description) > 40 for t in out["tools"].values())
     assert out["tools"]["search_memory"].input_schema["properties"]["k_scenes"]["maximum"] == 20
     assert not out["add"].is_error and out["add"].structured_content["added"] == ["T1", "T2"]
+    assert out["add"].structured_content["created"] is True
+    assert out["again"].structured_content == {"memory_id": memory_id, "added": [], "skipped": 1, "created": False}
     found = out["search"].structured_content
     assert not out["search"].is_error and [t["id"] for t in found["recent"]] == expected_recent
     assert found["recent"][0]["via"][0] == "recent"
@@ -244,6 +281,8 @@ def _check(out: dict, memory_id: str, hidden: str, store, encoder, expected_rece
         "search_memory: unknown argument 'top_k'; it takes budget_tokens, k_items, k_recent, k_scenes, memory_id, query")
     assert out["bad_turn"].is_error
     assert out["bad_turn"].content[0].text == "add_memory: turns[0].text: Input should be a valid string"
+    assert out["turn_field"].is_error   # a field a turn does not take is refused, not dropped
+    assert out["turn_field"].content[0].text == "add_memory: turns[0].mood: Extra inputs are not permitted"
     assert out["stats"].structured_content["turns"] == 2
     assert memory_id in {m["id"] for m in out["list"].structured_content["memories"]}
     assert hidden not in {m["id"] for m in out["list"].structured_content["memories"]}

@@ -1,7 +1,7 @@
 """The HTTP face of the service: a FastAPI app (OpenAPI page at /docs) over `Service`, and
 the MCP server mounted at /mcp (streamable HTTP). Errors are JSON `{"error": message}` with a
-status code, never a traceback; request bodies are size-limited; beyond /health every request
-needs the bearer token when the server has one."""
+status code (a 400 also lists its `problems`, one line each), never a traceback; request bodies
+are size-limited; beyond /health every request needs the bearer token when the server has one."""
 
 from __future__ import annotations
 
@@ -17,11 +17,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from starlette.exceptions import HTTPException
 from starlette.routing import Route
 
 import tmem_graph.errors as errors
+from .bodies import Body, TurnRecord, problem
 from .mcp import build_mcp
 from .service import LOOPBACK, MAX_K, MAX_TOKENS, Budgets, Service
 
@@ -42,14 +43,8 @@ STATUS = [  # the most specific first; a 5xx answer says what to do, the server'
 ]
 
 
-class Body(BaseModel):
-    """A request body: a field the route does not take is refused (400 naming it), not ignored."""
-    model_config = ConfigDict(extra="forbid")
-
-
 class TurnsIn(Body):
-    turns: list[dict[str, Any]] = Field(min_length=1, max_length=10_000,
-                                        description='Turns: {"speaker", "text", "time"?, "session"?, "id"?}.')
+    turns: list[TurnRecord] = Field(min_length=1, max_length=10_000)
 
 
 class BuildIn(Body):
@@ -180,18 +175,24 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
     @app.exception_handler(errors.TmemError)
     async def tmem_error(request: Request, exc: errors.TmemError):
         status, generic = next((code, text) for cls, code, text in STATUS if isinstance(exc, cls))
-        message = str(exc) if isinstance(exc, errors.ValidationError) else (str(exc).splitlines() or [""])[0]
+        first = (str(exc).splitlines() or [""])[0]
+        message = generic or first or type(exc).__name__
         if status >= 500:
-            log.warning("%s %s: %s", request.method, request.url.path, message)
-        return _error(status, generic or message or type(exc).__name__)
+            log.warning("%s %s: %s", request.method, request.url.path, first)
+        if status == 400:
+            return _error(400, message, problems=getattr(exc, "problems", None) or [message])
+        return _error(status, message)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError):
-        problems = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+        problems = [problem(e) for e in exc.errors()]
         return _error(400, "; ".join(problems) or "invalid request", problems=problems)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException):
+        if exc.status_code == 400:   # FastAPI's one 400: a body that is not text (invalid UTF-8)
+            message = f"body: {str(exc.detail).lower()} (JSON in UTF-8 expected)"
+            return _error(400, message, problems=[message])
         return _error(exc.status_code, str(exc.detail))
 
     @app.exception_handler(Exception)
@@ -217,7 +218,7 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
 
     @app.post("/memories/{memory_id}/turns")
     def add(memory_id: str, body: TurnsIn) -> dict:
-        return service.add(memory_id, body.turns)
+        return service.add(memory_id, [t.model_dump(exclude_none=True) for t in body.turns])
 
     @app.post("/memories/{memory_id}/build")
     def build(memory_id: str, body: BuildIn | None = None) -> dict:

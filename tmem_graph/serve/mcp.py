@@ -10,20 +10,15 @@ from typing import Annotated, Any, Callable
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from ..errors import TmemError
+from .bodies import TurnIn, problem
 from .service import MCP_MAX_K, MCP_MAX_TOKENS, Budgets, Service
 
 MemoryId = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$",
                                 description="The memory's id (letters, digits, - _ . :), e.g. the user's or the conversation's.")]
 K = Annotated[int, Field(ge=0, le=MCP_MAX_K)]
-
-
-class TurnIn(BaseModel):
-    speaker: str = Field(min_length=1, max_length=200, description="Who said it, e.g. the user's name or 'Assistant'.")
-    text: str = Field(min_length=1, max_length=32768, description="What was said, verbatim.")
-    time: str | None = Field(default=None, description="When, ISO 8601 (e.g. 2026-12-01T19:04:00); default: unknown.")
 
 
 INSTRUCTIONS = (
@@ -45,16 +40,10 @@ def _tool_errors(fn: Callable) -> Callable:
     return wrapper
 
 
-def _where(loc: tuple) -> str:
-    """A pydantic error location as a path: ("turns", 0, "text") -> turns[0].text."""
-    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
-
-
 def one_line(tool: str, exc: ValidationError) -> str:
     """Every problem of a tool call's arguments on one line, each naming its field (no input
     values, no documentation links)."""
-    problems = [f"{_where(e['loc'])}: {e['msg']}" if e["loc"] else e["msg"] for e in exc.errors()]
-    return f"{tool}: " + "; ".join(problems)
+    return f"{tool}: " + "; ".join(problem(e) for e in exc.errors())
 
 
 class _Server(MCPServer):
