@@ -1,7 +1,8 @@
 """`tmem serve` and `tmem mcp` as processes, called by real clients: an HTTP client on every
 endpoint (good and bad requests, a wrong token, a memory outside the server's patterns) and
 the `mcp` SDK's own client over stdio and streamable HTTP, checked against the Python API on
-the same memories. The LLM is the auto-replying endpoint of tests/fixtures/auto_llm.py."""
+the same memories; every HTTP answer is checked against the server's OpenAPI document. The LLM
+is the auto-replying endpoint of tests/fixtures/auto_llm.py."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 from tests.fixtures.auto_llm import serve as auto_llm
 from tests.fixtures.processes import free_port, wait_for_http
@@ -57,9 +61,25 @@ def server(llm_url, store, tmp_path_factory):
     assert "Traceback" not in log.read_text(), log.read_text()[-3000:]
 
 
+SEEN: list[httpx.Response] = []   # every answer of the token server the tests saw: OpenAPI must declare each
+
+
+def recording(into: list[httpx.Response]) -> dict:
+    """httpx event hooks that keep every answer, read, in `into`."""
+    return {"response": [lambda response: into.append(response) or response.read()]}
+
+
 @pytest.fixture
 def http(server):
-    with httpx.Client(base_url=server, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as client:
+    with httpx.Client(base_url=server, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120,
+                      event_hooks=recording(SEEN)) as client:
+        yield client
+
+
+@pytest.fixture
+def raw(server):
+    """A client without the token (or with the headers a test gives it)."""
+    with httpx.Client(base_url=server, timeout=120, event_hooks=recording(SEEN)) as client:
         yield client
 
 
@@ -162,14 +182,14 @@ def test_bad_requests_get_json_errors_that_name_the_problem(http, new_id):
     assert unknown.json()["problems"] == [unknown.json()["error"]]
 
 
-def test_a_wrong_token_and_a_memory_outside_the_patterns_are_refused_alike(server, http, store, encoder, new_id):
+def test_a_wrong_token_and_a_memory_outside_the_patterns_are_refused_alike(raw, http, store, encoder, new_id):
     hidden = new_id("other")   # outside svc-*: exists, but this server never shows it
     api.Memory(hidden, store=store, encoder=encoder).add(turns_json()[:2])
     absent = new_id("other-absent")
     for path in ("/memories", f"/memories/{hidden}"):
-        assert httpx.get(server + path).status_code == 401
-        assert httpx.get(server + path, headers={"Authorization": "Bearer wrong-token-xxxxxxxxxx"}).status_code == 401
-    assert httpx.get(server + "/health").status_code == 200   # no token needed, nothing revealed
+        assert raw.get(path).status_code == 401
+        assert raw.get(path, headers={"Authorization": "Bearer wrong-token-xxxxxxxxxx"}).status_code == 401
+    assert raw.get("/health").status_code == 200   # no token needed, nothing revealed
     for memory_id in (hidden, absent):
         responses = [http.get(f"/memories/{memory_id}"), http.get(f"/memories/{memory_id}/export"),
                      http.post(f"/memories/{memory_id}/recall", json={"query": "Porto"}),
@@ -193,10 +213,11 @@ def test_ask_and_build_without_an_llm_answer_503_with_the_message_mcp_gives(stor
         proc = subprocess.Popen([sys.executable, "-m", "tmem_graph.cli", "serve", "--port", str(port)], cwd=ROOT,
                                 stdout=out, stderr=out, env=env)
     base = f"http://127.0.0.1:{port}"
+    seen: list[httpx.Response] = []
     try:
         wait_for_http(base + "/health", proc)
         memory_id = new_id("svc-nollm")
-        with httpx.Client(base_url=base, timeout=60) as client:
+        with httpx.Client(base_url=base, timeout=60, event_hooks=recording(seen)) as client:
             assert client.post(f"/memories/{memory_id}/turns", json={"turns": turns_json()[:2]}).status_code == 200
             messages = set()
             for path, body in (("ask", {"question": "What does Ana avoid?"}), ("build", {"flush": True})):
@@ -204,6 +225,7 @@ def test_ask_and_build_without_an_llm_answer_503_with_the_message_mcp_gives(stor
                 assert answer.status_code == 503, (path, answer.text)
                 assert answer.json()["error"].startswith("no LLM configured: set TMEM_LLM_MODEL"), answer.json()
                 messages.add(answer.json()["error"])
+            document = client.get("/openapi.json").json()
 
         async def ask_over_mcp():
             async with Client(streamable_http_client(base + "/mcp")) as mcp:
@@ -216,6 +238,10 @@ def test_ask_and_build_without_an_llm_answer_503_with_the_message_mcp_gives(stor
         proc.terminate()
         proc.wait(timeout=30)
     assert "Traceback" not in log.read_text(), log.read_text()[-3000:]
+    assert openapi_problems(document) == []
+    assert "securitySchemes" not in document["components"] and "security" not in document   # no token here
+    assert all("401" not in op["responses"] for item in document["paths"].values() for op in item.values())
+    assert undeclared(document, seen) == []
 
 
 def test_serve_refuses_to_start_beyond_loopback_without_a_token(llm_url):
@@ -353,28 +379,147 @@ def test_mcp_over_streamable_http_with_a_bearer_token(server, store, encoder, ne
     assert any("unauthorized" in m for m in asyncio.run(refused()))
 
 
-def test_the_gate_checks_host_origin_token_and_size_before_any_route(server, new_id):
+def test_the_gate_checks_host_origin_token_and_size_before_any_route(raw, new_id):
     memory_id = new_id("svc-gate")
     good = {"Authorization": f"Bearer {TOKEN}"}
-    rebound = httpx.get(f"{server}/memories", headers={**good, "Host": "attacker.example:8765"})
+    rebound = raw.get("/memories", headers={**good, "Host": "attacker.example:8765"})
     assert rebound.status_code == 421   # a page that rebinds a name to 127.0.0.1 gets nothing
-    cross = httpx.post(f"{server}/memories/{memory_id}/flush", headers={**good, "Origin": "http://attacker.example"})
+    cross = raw.post(f"/memories/{memory_id}/flush", headers={**good, "Origin": "http://attacker.example"})
     assert cross.status_code == 403
-    assert httpx.get(f"{server}/memories", headers={**good, "Origin": "http://localhost:3000"}).status_code == 200
-    lower = httpx.get(f"{server}/memories", headers={"Authorization": f"bearer {TOKEN}"})
+    assert raw.get("/memories", headers={**good, "Origin": "http://localhost:3000"}).status_code == 200
+    lower = raw.get("/memories", headers={"Authorization": f"bearer {TOKEN}"})
     assert lower.status_code == 200     # the scheme is case-insensitive
-    unauthorised = httpx.post(f"{server}/memories/{memory_id}/recall", content=b"{not json",
-                              headers={"content-type": "application/json"})
+    unauthorised = raw.post(f"/memories/{memory_id}/recall", content=b"{not json",
+                            headers={"content-type": "application/json"})
     assert unauthorised.status_code == 401   # the token before the body is even read
-    assert httpx.get(f"{server}/openapi.json").status_code == 401
-    assert httpx.get(f"{server}/openapi.json", headers=good).status_code == 200
+    assert raw.get("/openapi.json").status_code == 401
+    assert raw.get("/openapi.json", headers=good).status_code == 200
 
     def chunks():
         for _ in range(40):
             yield b"x" * 50_000   # 2 MB in chunks, no Content-Length: the limit is 1 MiB
 
     for path in (f"/memories/{memory_id}/recall", "/mcp"):
-        big = httpx.post(server + path, content=chunks(), headers={**good, "content-type": "application/json"})
+        big = raw.post(path, content=chunks(), headers={**good, "content-type": "application/json"})
         assert big.status_code == 413 and "larger than" in big.json()["error"], (path, big.text)
-    health = httpx.get(f"{server}/health").json()
+    health = raw.get("/health").json()
     assert health["ok"] is True and health["worker"] in ("running", "starting")
+
+
+# -- OpenAPI ---------------------------------------------------------------------------------
+
+def _refs(node) -> list[str]:
+    """Every `$ref` anywhere in a JSON value."""
+    if isinstance(node, list):
+        return [r for v in node for r in _refs(v)]
+    if not isinstance(node, dict):
+        return []
+    own = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
+    return own + [r for v in node.values() for r in _refs(v)]
+
+
+def openapi_problems(doc: dict) -> list[str]:
+    """What breaks the OpenAPI 3.1 rules this document uses (no validator package is installed:
+    the structure is checked here, every schema against JSON Schema 2020-12's meta-schema)."""
+    problems = []
+    if not re.fullmatch(r"3\.1\.\d+", doc.get("openapi", "")) or not {"title", "version"} <= set(doc.get("info", {})):
+        problems.append("openapi 3.1.x with info.title and info.version")
+    schemas = doc.get("components", {}).get("schemas", {})
+    problems += [f"unresolved {ref}" for ref in _refs(doc)
+                 if not ref.startswith("#/components/schemas/") or ref.rsplit("/", 1)[1] not in schemas]
+    for name, schema in schemas.items():
+        if not Draft202012Validator(Draft202012Validator.META_SCHEMA).is_valid(schema):
+            problems.append(f"schema {name} is not JSON Schema 2020-12")
+    schemes = doc.get("components", {}).get("securitySchemes", {})
+    problems += [f"scheme {k}: {v}" for k, v in schemes.items() if v != {**v, "type": "http", "scheme": "bearer"}]
+    ids = []
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            where = f"{method.upper()} {path}"
+            ids.append(op.get("operationId"))
+            declared = {p["name"] for p in op.get("parameters", []) if p["in"] == "path" and p.get("required")}
+            if declared != set(re.findall(r"\{(\w+)\}", path)):
+                problems.append(f"{where}: path parameters {sorted(declared)}")
+            if method not in ("get", "put", "post", "delete", "patch", "options", "head", "trace"):
+                problems.append(f"{where}: not an HTTP method")
+            for code, answer in op["responses"].items():
+                if not re.fullmatch(r"[1-5]\d\d", code) or not answer.get("description"):
+                    problems.append(f"{where} {code}: a status with a description")
+                schema = answer.get("content", {}).get("application/json", {}).get("schema")
+                body = "Problems" if code == "400" else "Health" if (path, code) == ("/health", "503") else "Error"
+                if code != "200" and schema != {"$ref": f"#/components/schemas/{body}"}:
+                    problems.append(f"{where} {code}: the error body {schema}")
+                if code == "200" and not schema.get("$ref"):
+                    problems.append(f"{where}: an untyped answer")
+            if op.get("requestBody") and "$ref" not in op["requestBody"]["content"]["application/json"]["schema"]:
+                problems.append(f"{where}: an untyped body")
+            for requirement in op.get("security", doc.get("security", [])):
+                problems += [f"{where}: no scheme {name}" for name in requirement if name not in schemes]
+    problems += [f"operationId {i} is not unique" for i in set(ids) if ids.count(i) > 1 or i is None]
+    return problems
+
+
+def undeclared(doc: dict, answers: list[httpx.Response]) -> list[str]:
+    """Every answer whose route does not declare its status, or whose body its schema refuses."""
+    registry = Registry().with_resource("urn:openapi", Resource.from_contents(doc, default_specification=DRAFT202012))
+    routes = [(re.compile(re.sub(r"\{\w+\}", "[^/]+", path) + "$"), path) for path in doc["paths"]]
+    out = []
+    for response in answers:
+        method, path = response.request.method.lower(), response.request.url.path
+        if path in ("/openapi.json", "/docs") or path.startswith("/mcp"):
+            continue
+        template = next((t for pattern, t in routes if pattern.match(path)), None)
+        operation = doc["paths"].get(template, {}).get(method)
+        declared = (operation or {}).get("responses", {}).get(str(response.status_code))
+        if declared is None:
+            out.append(f"{method.upper()} {path}: {response.status_code} is not declared")
+            continue
+        pointer = "/".join(p.replace("~", "~0").replace("/", "~1") for p in
+                           ("paths", template, method, "responses", str(response.status_code), "content",
+                            "application/json", "schema"))
+        validator = Draft202012Validator({"$ref": f"urn:openapi#/{pointer}"}, registry=registry)
+        out += [f"{method.upper()} {path} {response.status_code}: {e.json_path}: {e.message[:200]}"
+                for e in validator.iter_errors(response.json())]
+    return out
+
+
+def test_the_openapi_document_validates_and_declares_every_answer_the_tests_saw(http, raw, new_id):
+    """Every route, typed, with each status it answers and its body; the bearer scheme. The
+    answers checked are this test's and those of every test of the module that ran before it."""
+    doc = http.get("/openapi.json").json()
+    assert openapi_problems(doc) == []
+    assert doc["components"]["securitySchemes"] == {"bearer": {
+        "type": "http", "scheme": "bearer", "description": "The server's token (TMEM_SERVE_TOKEN)."}}
+    assert doc["security"] == [{"bearer": []}] and doc["paths"]["/health"]["get"]["security"] == []
+    ask = doc["paths"]["/memories/{memory_id}/ask"]["post"]["responses"]
+    assert {"400", "401", "403", "404", "409", "413", "421", "500", "502", "503"} <= set(ask)
+    assert "no LLM configured" in ask["503"]["description"]
+    turn = doc["components"]["schemas"]["TurnRecord"]
+    assert turn["required"] == ["speaker", "text"] and turn["additionalProperties"] is False
+    assert doc["components"]["schemas"]["Added"]["properties"]["created"] == {
+        "type": "boolean", "title": "Created", "description": "Whether this add created the memory."}
+    memory_id, copy = new_id("svc-openapi"), new_id("svc-openapi-copy")
+    http.post(f"/memories/{memory_id}/turns", json={"turns": turns_json()})
+    http.post(f"/memories/{memory_id}/turns", json={"turns": turns_json()[:1]})
+    http.post(f"/memories/{memory_id}/build", json={"flush": True})
+    for body in ({"query": "Ana"}, {"query": "Ana", "budget_tokens": 200}, {"quer": "Ana"}):
+        http.post(f"/memories/{memory_id}/recall", json=body)
+    assert http.post(f"/memories/{memory_id}/ask", json={"question": "What does Ana avoid?"}).status_code == 200
+    document = http.get(f"/memories/{memory_id}/export").json()
+    assert [http.put(f"/memories/{copy}", json={**document, "memory_id": copy}).status_code for _ in range(2)] == \
+        [200, 409]
+    http.put(f"/memories/{copy}", json={**document, "memory_id": copy, "turns": [{"text": 1}]}, params={"replace": True})
+    http.get(f"/memories/{memory_id}")
+    http.post(f"/memories/{memory_id}/flush")
+    http.get("/memories")
+    http.delete(f"/memories/{copy}")
+    http.delete(f"/memories/{copy}", params={"confirm": copy})
+    http.get(f"/memories/{copy}")
+    raw.get("/memories")
+    raw.get("/health")
+    raw.get("/memories", headers={"Authorization": f"Bearer {TOKEN}", "Host": "attacker.example"})
+    raw.post(f"/memories/{memory_id}/flush", headers={"Authorization": f"Bearer {TOKEN}", "Origin": "http://evil.example"})
+    http.post(f"/memories/{memory_id}/recall", content=b"x" * (2**20 + 1))
+    statuses = {r.status_code for r in SEEN}
+    assert {200, 400, 401, 403, 404, 409, 413, 421} <= statuses, statuses
+    assert undeclared(doc, SEEN) == []

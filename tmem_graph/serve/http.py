@@ -1,7 +1,8 @@
 """The HTTP face of the service: a FastAPI app (OpenAPI page at /docs) over `Service`, and
 the MCP server mounted at /mcp (streamable HTTP). Errors are JSON `{"error": message}` with a
-status code (a 400 also lists its `problems`, one line each), never a traceback; request bodies
-are size-limited; beyond /health every request needs the bearer token when the server has one."""
+status code (a 400 also lists its `problems`, one line each), never a traceback; every status a
+route answers is declared in its OpenAPI document; request bodies are size-limited; beyond
+/health every request needs the bearer token when the server has one."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import logging
 from typing import Annotated, Any
 
 import anyio
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
@@ -22,7 +23,8 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Route
 
 import tmem_graph.errors as errors
-from .bodies import Body, TurnRecord, problem
+from .bodies import (Added, Answer, Body, Built, Deleted, Error, Flushed, Health, Imported, MemoryDocument, MemoryList,
+                     Problems, Recalled, Stats, TurnRecord, body_of, problem)
 from .mcp import build_mcp
 from .service import LOOPBACK, MAX_K, MAX_TOKENS, Budgets, Service
 
@@ -51,10 +53,13 @@ class BuildIn(Body):
     flush: bool = Field(False, description="Close every turn added so far into scenes.")
 
 
-class RecallIn(Body):
-    query: str = Field(min_length=1, max_length=32768)
-    speaker: str | None = None
+class Recalling(Body):
+    speaker: str | None = Field(None, description="Only this speaker's persona.")
     without: list[str] = Field(default_factory=list, description="Components to switch off (tmem recall --without).")
+
+
+class RecallIn(Recalling):
+    query: str = Field(min_length=1, max_length=32768)
     k_scenes: int | None = Field(None, ge=0, le=MAX_K)
     k_items: int | None = Field(None, ge=0, le=MAX_K)
     k_recent: int | None = Field(None, ge=0, le=MAX_K)
@@ -63,10 +68,27 @@ class RecallIn(Body):
         "default: k_scenes whole scenes and k_items items."))
 
 
-class AskIn(Body):
+class AskIn(Recalling):
     question: str = Field(min_length=1, max_length=32768)
-    speaker: str | None = None
-    without: list[str] = Field(default_factory=list)
+
+
+MemoryId = Annotated[str, Path(description="The memory's id: 1-128 letters, digits, '-', '_', '.', ':'.")]
+
+# what each error status means, as OpenAPI declares it (the gate's own: 401, 403, 413, 421)
+MEANING = {
+    400: "A bad body, parameter or memory id: every problem on one line, naming its field.",
+    401: "A missing or wrong bearer token.",
+    403: "A cross-site Origin (a loopback server).",
+    404: "No such memory, or one this server does not serve: the same answer.",
+    409: "The memory exists, its writer holds it, or it was built with another encoder.",
+    413: "The body is larger than the server takes, or the write than the database's transaction memory.",
+    421: "A Host that is not a loopback name (a loopback server).",
+    500: "Internal error (the server's log has the details).",
+    502: "The LLM failed; try again later.",
+    503: "The database is unavailable or its schema not ready, or the memory is being rewritten; try again later.",
+}
+LLM_BUSY = (MEANING[503] + " Also: no LLM is configured (`no LLM configured: …`, as MCP says), or the "
+            "server runs as many asks and builds as it takes.")
 
 
 def _error(status: int, message: str, **extra) -> JSONResponse:
@@ -170,8 +192,11 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
         async with mcp.session_manager.run():
             yield
 
+    loopback, token = host in LOOPBACK, service.access.token is not None
     app = FastAPI(title="tmem-graph", version="0.1.0", lifespan=lifespan,
+                  generate_unique_id_function=lambda route: route.name,
                   description="T-Mem long-term conversational memory on Neo4j (docs/service.md).")
+
     @app.exception_handler(errors.TmemError)
     async def tmem_error(request: Request, exc: errors.TmemError):
         status, generic = next((code, text) for cls, code, text in STATUS if isinstance(exc, cls))
@@ -200,54 +225,107 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
         log.exception("%s %s failed", request.method, request.url.path)
         return _error(500, "internal error (the server's log has the details)")
 
+    def answers(method: str, ok: type, *codes: int, llm: bool = False) -> dict:
+        """The statuses a route answers, each with its body: its own `codes`, and the gate's and
+        every route's (401 with a token, 403/421 on loopback, 413 with a body, 500, 503)."""
+        codes = {*codes, 500, 503, *([401] if token else []), *([403, 421] if loopback else []),
+                 *([413] if method in ("POST", "PUT") else []), *([502] if llm else [])}
+        out = {200: {"model": ok, "description": "Done."}}
+        for code in sorted(codes):
+            out[code] = {"model": Problems if code == 400 else Error,
+                         "description": LLM_BUSY if llm and code == 503 else MEANING[code]}
+        return out
+
+    def route(method: str, path: str, ok: type, *codes: int, llm: bool = False, **options):
+        """A JSON route declared with every status it answers (its answer is built by the
+        library, not re-validated: the integration tests check it against `ok`)."""
+        return app.api_route(path, methods=[method], response_model=None,
+                             responses=answers(method, ok, *codes, llm=llm), **options)
+
+    base_openapi = app.openapi
+
+    def openapi() -> dict:
+        """FastAPI's document without the 422 this server never answers (a bad request is a
+        400 `Problems`), with the bearer scheme when the server has a token."""
+        if app.openapi_schema is None:
+            doc = base_openapi()
+            for item in doc["paths"].values():
+                for operation in item.values():
+                    operation["responses"].pop("422", None)
+            for unused in ("HTTPValidationError", "ValidationError"):
+                doc["components"]["schemas"].pop(unused, None)
+            if token:
+                doc["components"]["securitySchemes"] = {"bearer": {
+                    "type": "http", "scheme": "bearer", "description": "The server's token (TMEM_SERVE_TOKEN)."}}
+                doc["security"] = [{"bearer": []}]
+                doc["paths"]["/health"]["get"]["security"] = []
+        return app.openapi_schema
+
+    app.openapi = openapi
 
     health_threads = anyio.CapacityLimiter(2)   # /health never waits behind the request threads
 
-    @app.get("/health")
+    health_answers = {200: {"model": Health, "description": "The database answered."},
+                      **{code: {"model": Error, "description": MEANING[code]} for code in (403, 421) if loopback},
+                      500: {"model": Error, "description": MEANING[500]},
+                      503: {"model": Health, "description": "The database did not answer."}}
+
+    @app.get("/health", response_model=None, responses=health_answers, summary="Whether the database answers now")
     async def health():
         state = await anyio.to_thread.run_sync(service.health, limiter=health_threads)
         return JSONResponse(state, status_code=200 if state["ok"] else 503)
 
-    @app.get("/memories")
-    def memories() -> dict:
+    @route("GET", "/memories", MemoryList, summary="The memories this server serves, with their counts")
+    def list_memories() -> dict:
         return {"memories": service.list_memories()}
 
-    @app.get("/memories/{memory_id}")
-    def stats(memory_id: str) -> dict:
+    @route("GET", "/memories/{memory_id}", Stats, 400, 404, summary="A memory's counts, encoder and build cost")
+    def stats(memory_id: MemoryId) -> dict:
         return service.stats(memory_id)
 
-    @app.post("/memories/{memory_id}/turns")
-    def add(memory_id: str, body: TurnsIn) -> dict:
+    @route("POST", "/memories/{memory_id}/turns", Added, 400, 404, 409,
+           summary="Add turns (the memory is created when absent); recallable at once")
+    def add_turns(memory_id: MemoryId, body: TurnsIn) -> dict:
         return service.add(memory_id, [t.model_dump(exclude_none=True) for t in body.turns])
 
-    @app.post("/memories/{memory_id}/build")
-    def build(memory_id: str, body: BuildIn | None = None) -> dict:
-        return service.build(memory_id, flush=bool(body and body.flush))
+    @route("POST", "/memories/{memory_id}/build", Built, 400, 404, 409, llm=True,
+           summary="Build the memory's waiting turns now, with the server's LLM (waits for it)")
+    def build(memory_id: MemoryId, body: BuildIn = BuildIn()) -> dict:
+        return service.build(memory_id, flush=body.flush)
 
-    @app.post("/memories/{memory_id}/flush")
-    def flush(memory_id: str) -> dict:
+    @route("POST", "/memories/{memory_id}/flush", Flushed, 400, 404,
+           summary="Ask the background builder to close the open scene")
+    def flush(memory_id: MemoryId) -> dict:
         return service.flush(memory_id)
 
-    @app.post("/memories/{memory_id}/recall")
-    def recall(memory_id: str, body: RecallIn) -> dict:
+    @route("POST", "/memories/{memory_id}/recall", Recalled, 400, 404, 409,
+           summary="Recall what the memory holds that matters for a query")
+    def recall(memory_id: MemoryId, body: RecallIn) -> dict:
         return service.recall(memory_id, body.query, speaker=body.speaker, without=body.without,
                               budgets=Budgets(body.k_scenes, body.k_items, body.k_recent, body.budget_tokens))
 
-    @app.post("/memories/{memory_id}/ask")
-    def ask(memory_id: str, body: AskIn) -> dict:
+    @route("POST", "/memories/{memory_id}/ask", Answer, 400, 404, 409, llm=True,
+           summary="Answer a question from the memory with the server's LLM")
+    def ask(memory_id: MemoryId, body: AskIn) -> dict:
         return service.ask(memory_id, body.question, speaker=body.speaker, without=body.without)
 
-    @app.get("/memories/{memory_id}/export")
-    def export(memory_id: str) -> dict:
+    @route("GET", "/memories/{memory_id}/export", MemoryDocument, 400, 404,
+           summary="The whole memory as a tmem-memory/1 document")
+    def export(memory_id: MemoryId) -> dict:
         return service.export(memory_id)
 
-    @app.put("/memories/{memory_id}")
-    def import_(memory_id: str, document: dict[str, Any],
-                replace: Annotated[bool, Query(description="Overwrite an existing memory.")] = False) -> dict:
+    # the document is checked by the library (its messages name the object: items[12].scene_ids[0]),
+    # so the body is read as it is and only declared as a MemoryDocument
+    @route("PUT", "/memories/{memory_id}", Imported, 400, 404, 409, openapi_extra=body_of(MemoryDocument),
+           summary="Import a tmem-memory/1 document as this memory (409 if it exists, unless replace)")
+    def import_memory(memory_id: MemoryId, document: dict[str, Any],
+                      replace: Annotated[bool, Query(description="Overwrite an existing memory.")] = False) -> dict:
         return service.import_(memory_id, document, replace_existing=replace)
 
-    @app.delete("/memories/{memory_id}")
-    def delete(memory_id: str, confirm: Annotated[str | None, Query(description="The memory id again.")] = None) -> dict:
+    @route("DELETE", "/memories/{memory_id}", Deleted, 400, 404, 409,
+           summary="Delete the memory, for good (only when confirm repeats its id)")
+    def delete_memory(memory_id: MemoryId,
+                      confirm: Annotated[str | None, Query(description="The memory id again.")] = None) -> dict:
         if confirm != memory_id:
             raise errors.UsageError(f"not deleted: pass confirm={memory_id} to delete memory {memory_id!r}")
         return service.delete(memory_id)
@@ -255,4 +333,4 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
     endpoint = StreamableHTTPASGIApp(mcp.session_manager)
     app.router.routes.append(Route("/mcp", endpoint=endpoint))
     app.router.routes.append(Route("/mcp/", endpoint=endpoint))
-    return Gate(app, service.access.token, max_body_bytes, loopback=host in LOOPBACK)
+    return Gate(app, service.access.token, max_body_bytes, loopback=loopback)
