@@ -484,8 +484,9 @@ def undeclared(doc: dict, answers: list[httpx.Response]) -> list[str]:
 
 
 def test_the_openapi_document_validates_and_declares_every_answer_the_tests_saw(http, raw, new_id):
-    """Every route, typed, with each status it answers and its body; the bearer scheme. The
-    answers checked are this test's and those of every test of the module that ran before it."""
+    """Every route, typed, with each status it answers and its body; the bearer scheme; the
+    page at /docs whole on its own (offline: it loads nothing). The answers checked are this
+    test's and those of every test of the module that ran before it."""
     doc = http.get("/openapi.json").json()
     assert openapi_problems(doc) == []
     assert doc["components"]["securitySchemes"] == {"bearer": {
@@ -523,3 +524,10 @@ def test_the_openapi_document_validates_and_declares_every_answer_the_tests_saw(
     statuses = {r.status_code for r in SEEN}
     assert {200, 400, 401, 403, 404, 409, 413, 421} <= statuses, statuses
     assert undeclared(doc, SEEN) == []
+
+    page = http.get("/docs")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert not re.search(r"<script|<link|@import|url\(|(src|href)=\"?(https?:)?//", page.text)   # nothing from elsewhere
+    assert all(path in page.text for path in doc["paths"]) and "Authorization: Bearer" in page.text
+    assert 'id="TurnRecord"' in page.text and "Problems" in page.text
+    assert http.get("/redoc").status_code == 404   # FastAPI's other page, from a CDN too: not served

@@ -1,8 +1,9 @@
 """The HTTP face of the service: a FastAPI app (OpenAPI page at /docs) over `Service`, and
 the MCP server mounted at /mcp (streamable HTTP). Errors are JSON `{"error": message}` with a
 status code (a 400 also lists its `problems`, one line each), never a traceback; every status a
-route answers is declared in its OpenAPI document; request bodies are size-limited; beyond
-/health every request needs the bearer token when the server has one."""
+route answers is declared in its OpenAPI document, served as a self-contained page at /docs;
+request bodies are size-limited; beyond /health every request needs the bearer token when the
+server has one."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Annotated, Any
 import anyio
 from fastapi import FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
@@ -23,6 +24,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Route
 
 import tmem_graph.errors as errors
+from . import docs_page
 from .bodies import (Added, Answer, Body, Built, Deleted, Error, Flushed, Health, Imported, MemoryDocument, MemoryList,
                      Problems, Recalled, Stats, TurnRecord, body_of, problem)
 from .mcp import build_mcp
@@ -193,7 +195,7 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
             yield
 
     loopback, token = host in LOOPBACK, service.access.token is not None
-    app = FastAPI(title="tmem-graph", version="0.1.0", lifespan=lifespan,
+    app = FastAPI(title="tmem-graph", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
                   generate_unique_id_function=lambda route: route.name,
                   description="T-Mem long-term conversational memory on Neo4j (docs/service.md).")
 
@@ -262,6 +264,10 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
         return app.openapi_schema
 
     app.openapi = openapi
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return HTMLResponse(docs_page.render(app.openapi()))
 
     health_threads = anyio.CapacityLimiter(2)   # /health never waits behind the request threads
 
