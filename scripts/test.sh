@@ -25,3 +25,12 @@ unset NEO4J_USER NEO4J_PASSWORD NEO4J_DATABASE
 tmem db start --port "$BOLT" --http-port "$HTTP"
 trap 'tmem db stop --port "$BOLT" --http-port "$HTTP" >/dev/null || true' EXIT
 python -m pytest "$@"
+if [ $# -eq 0 ]; then
+  # the whole suite ran on bolt://; the files that read, write and hand bookmarks between
+  # sessions run once more through a routing URI with the database named, as on a cluster or
+  # Aura (docs/neo4j.md)
+  echo "== again through neo4j://127.0.0.1:$BOLT, database neo4j"
+  NEO4J_URI="neo4j://127.0.0.1:$BOLT" NEO4J_DATABASE=neo4j python -m pytest -q \
+    tests/integration/test_cypher.py tests/integration/test_recall.py tests/integration/test_live.py \
+    tests/integration/test_isolation.py tests/integration/test_transfer.py tests/integration/test_lease.py
+fi

@@ -19,7 +19,7 @@ from .retrieve.cascade import Cascade
 from .retrieve.evidence import asks_when, compact_evidence, format_evidence, supporting_turns
 from .retrieve.pack import pack
 from .retrieve.results import Recall
-from .store import Store
+from .store import LIST_PAGE, Store
 from .textio import text_problem
 from .transfer import export_memory, import_memory as _import_memory
 
@@ -294,10 +294,22 @@ def build_due(settings: Settings | None = None, store: Store | None = None, llm:
         yield from worker.passes(stop, watch_s)
 
 
-def list_memories(settings: Settings | None = None, store: Store | None = None) -> list[dict[str, Any]]:
-    """Every memory in the database with its object counts."""
+def list_memories(settings: Settings | None = None, store: Store | None = None, after: str | None = None,
+                  limit: int | None = None) -> list[dict[str, Any]]:
+    """The memories in the database in id order with their object counts: every one, or the
+    page of at most `limit` whose ids sort after `after` (the last id of the page before)."""
+    if limit is not None and limit < 1:
+        raise UsageError(f"limit must be at least 1, not {limit}")
     with _borrowed(store, settings) as store:
-        return store.list_memories()
+        if limit is not None:
+            return store.list_memories(after, limit)
+        rows: list[dict[str, Any]] = []
+        while True:   # page by page: one query never counts them all
+            page = store.list_memories(after, LIST_PAGE)
+            rows += page
+            if len(page) < LIST_PAGE:
+                return rows
+            after = page[-1]["id"]
 
 
 def apply_schema(settings: Settings | None = None, store: Store | None = None,

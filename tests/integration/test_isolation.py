@@ -78,3 +78,26 @@ def test_a_memorys_whole_recall_is_the_same_whatever_happens_to_the_others(store
     store.drop(others[1])
     for (q, s), want in seen.items():
         assert recall_json(a, q, *s) == want, (q, s)
+
+
+def test_tmem_memories_pages_in_id_order(store, encoder, new_id, monkeypatch):
+    base = new_id("page")
+    ids = [f"{base}-{c}" for c in "abc"]
+    try:
+        for memory_id in reversed(ids):
+            api.import_memory(memory(memory_id, ["quokkas"]), store=store, encoder=encoder)
+        first = tmem("memories", "--json", "--limit", "2", "--after", base)
+        assert first.returncode == 0, first.stderr
+        assert [r["id"] for r in json.loads(first.stdout)] == ids[:2]
+        assert json.loads(first.stdout)[0]["turns"] == 2 and json.loads(first.stdout)[0]["scenes"] == 1
+        text = tmem("memories", "--limit", "2", "--after", base)
+        assert f"--after {ids[1]}" in text.stderr   # where the next page starts
+        rest = json.loads(tmem("memories", "--json", "--limit", "2", "--after", ids[1]).stdout)
+        assert [r["id"] for r in rest][:1] == ids[2:]
+        whole = [r["id"] for r in api.list_memories(store=store)]
+        monkeypatch.setattr(api, "LIST_PAGE", 2)
+        paged = [r["id"] for r in api.list_memories(store=store)]   # every page of two, in order
+        assert paged == whole == sorted(whole) and set(ids) <= set(whole)
+    finally:
+        for memory_id in ids:
+            store.drop(memory_id)

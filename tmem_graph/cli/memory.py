@@ -72,20 +72,24 @@ def export_cmd(ctx, memory_id, output) -> None:
 
 @click.command("memories")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--limit", type=click.IntRange(min=1), help="At most this many memories (a page).")
+@click.option("--after", metavar="MEMORY_ID", help="Only memories whose ids sort after this one (the next page).")
 @click.pass_context
 @friendly
-def memories_cmd(ctx, as_json) -> None:
-    """List memories with their object counts."""
-    rows = api.list_memories(store=store_of(ctx))
+def memories_cmd(ctx, as_json, limit, after) -> None:
+    """List memories in id order with their object counts."""
+    rows = api.list_memories(store=store_of(ctx), after=after, limit=limit)
     if as_json:
         echo_json(rows)
         return
     if not rows:
-        click.echo("no memories")
+        click.echo("no memories" if after is None else f"no memories after {after!r}")
     for r in rows:
         waiting = f" ({r['pending_turns']} wait for their scene)" if r["pending_turns"] else ""
         click.echo(f"{r['id']}\t{r['turns']} turns{waiting}, {r['scenes']} scenes, {r['topics']} topics, "
                    f"{r['items']} items, {r['triggers']} triggers, {r['personas']} personas")
+    if limit is not None and len(rows) == limit:
+        click.echo(f"(more may follow: tmem memories --limit {limit} --after {rows[-1]['id']})", err=True)
 
 
 @click.command("stats")

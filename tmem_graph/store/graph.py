@@ -38,6 +38,7 @@ REPAIRABLE_INDEXES = {"topic_embedding": "repair/drop_topic_embedding",
 PROBE_PROPERTY = {"turn_embedding": "passage_embedding"}
 # the depths `check_indexes` searches each index at: the shallowest, the default recall's, the deepest
 PROBE_LIMITS = (1, RetrievalSettings().candidates, MAX_BUDGET)
+LIST_PAGE = 1000   # memories per query of a listing
 # the indexes a recall's queries name that a schema of an older version may lack
 RECALL_INDEXES = ("turn_embedding",)
 DELETE_QUERIES = ("store/delete_triggers", "store/delete_items", "store/delete_topics",
@@ -321,8 +322,9 @@ class Store:
     def exists(self, memory_id: str) -> bool:
         return bool(self.run("store/memory_get", memory_id=memory_id))
 
-    def list_memories(self) -> list[dict]:
-        return self.run("store/memory_list")
+    def list_memories(self, after: str | None = None, limit: int = LIST_PAGE) -> list[dict]:
+        """At most `limit` memories in id order, those whose id sorts after `after`, with counts."""
+        return self.run("store/memory_list", after=after, limit=limit)
 
     def counts(self, memory_id: str) -> dict:
         rows = self.run("store/memory_counts", memory_id=memory_id)
