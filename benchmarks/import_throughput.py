@@ -1,8 +1,9 @@
 """Import throughput of a large synthetic memory (`tmem_graph.api.import_memory`).
 
 Default: `synthetic_memory('bench-10k', n_items=10000, n_scenes=1250, horizon_per_scene=4)`,
-10,000 items and 40,000 trigger views, imported into a server of its own. The import writes the
-whole memory in ONE transaction (tmem_graph/transfer.py), after encoding every distinct text.
+10,000 items and 40,000 trigger views, imported into a server of its own. The import of a new
+memory writes it in batches of `Settings.write_batch` rows, one transaction each, behind one
+small switch (tmem_graph/transfer.py), after encoding every distinct text.
 
 Per run, two imports of the same document into the same database:
 
@@ -89,12 +90,12 @@ class TimedStore:
         self.queries: dict[str, float] = defaultdict(float)
         self.commit_s = 0.0
         self.tx_s = 0.0
-        inner_batches, inner_tx = store.tx_batches, store.transaction
+        inner_run, inner_tx = store.tx_run, store.transaction
 
-        def tx_batches(tx, name, rows, **params):
+        def tx_run(tx, name, **params):
             t0 = time.perf_counter()
             try:
-                return inner_batches(tx, name, rows, **params)
+                return inner_run(tx, name, **params)
             finally:
                 self.queries[name] += time.perf_counter() - t0
 
@@ -113,10 +114,10 @@ class TimedStore:
                     cm.__exit__(None, None, None)  # commits
                 else:
                     cm.__exit__(*sys.exc_info())
-                self.commit_s = time.perf_counter() - t0
-                self.tx_s = time.perf_counter() - t_open
+                self.commit_s += time.perf_counter() - t0   # an import of a new memory: many batches
+                self.tx_s += time.perf_counter() - t_open
 
-        store.tx_batches = tx_batches
+        store.tx_run = tx_run
         store.transaction = transaction
 
     def reset(self) -> None:
@@ -135,46 +136,34 @@ def plan_rows(profile: dict, depth: int = 0) -> list[dict]:
 
 def profile_writes(store: Store, parsed, encoder: Encoder, batch: int = 500) -> dict:
     """The import's write queries in its own situation: the same rows, in the same order
-    (a mirror of tmem_graph.transfer.write_rows), in one transaction on this (fresh) database;
+    (tmem_graph.transfer.write_steps), in one transaction on this (fresh) database;
     each query's second batch runs under PROFILE. Rolled back at the end."""
     from tmem_graph.store.queries import query
-    from tmem_graph.store import ft_scope
-    from tmem_graph.transfer import memory_rows
+    from tmem_graph.transfer import memory_rows, write_steps
 
     m = parsed.memory_id
     rows = memory_rows(parsed, encoder, 64)
-    steps = [("store/turns_merge", "turns", {}), ("store/scenes_merge", "scenes", {"ft_scope": ft_scope("scene", m)}),
-             ("store/scene_turns_link", "scene_turns", {}), ("store/scenes_chain", "chain", {}),
-             ("store/topics_merge", "topics", {"ft_scope": ft_scope("topic", m)}),
-             ("store/topic_scenes_link", "topic_scenes", {}),
-             ("store/items_merge", "items", {"ft_scope": ft_scope("item", m)}),
-             ("store/item_scenes_link", "item_scenes", {}), ("store/scene_triggers_merge", "scene_triggers", {}),
-             ("store/item_triggers_merge", "item_triggers", {}), ("store/personas_merge", "personas", {})]
     out: dict = {}
     with store.session("WRITE") as s:
         tx = s.begin_transaction()
         try:
             store.create_memory_in(tx, m, encoder.name, encoder.dim, parsed.speakers)
-            for name, key, extra in steps:
-                data = rows[key]
-                t_all = time.perf_counter()
-                entry: dict = {"rows": len(data)}
-                for k, start in enumerate(range(0, len(data), batch)):
-                    params = {"memory_id": m, **extra, "rows": data[start:start + batch]}
-                    if k == 1:
-                        t0 = time.perf_counter()
-                        summ = tx.run("PROFILE " + query(name), params).consume()
-                        ops = plan_rows(summ.profile)
-                        entry.update({"profiled_batch_s": time.perf_counter() - t0,
-                                      "profiled_batch_db_hits": sum(o["db_hits"] or 0 for o in ops),
-                                      "lookups": [o for o in ops if o["operator"] and
-                                                  ("Seek" in o["operator"] or "Filter" in o["operator"]
-                                                   or "Scan" in o["operator"])]})
-                    else:
-                        tx.run(query(name), params).consume()
-                entry["all_batches_s"] = time.perf_counter() - t_all
-                out[name] = entry
-                print(f"  {name}: {len(data):,} rows in {entry['all_batches_s']:.1f} s", flush=True)
+            for name, chunk, params in write_steps(m, rows, batch):
+                entry = out.setdefault(name, {"rows": 0, "batches": 0, "all_batches_s": 0.0})
+                t0 = time.perf_counter()
+                if entry["batches"] == 1:
+                    summ = tx.run("PROFILE " + query(name), {**params, "rows": chunk}).consume()
+                    ops = plan_rows(summ.profile)
+                    entry.update({"profiled_batch_s": time.perf_counter() - t0,
+                                  "profiled_batch_db_hits": sum(o["db_hits"] or 0 for o in ops),
+                                  "lookups": [o for o in ops if o["operator"] and
+                                              ("Seek" in o["operator"] or "Filter" in o["operator"]
+                                               or "Scan" in o["operator"])]})
+                else:
+                    tx.run(query(name), {**params, "rows": chunk}).consume()
+                entry["rows"] += len(chunk)
+                entry["batches"] += 1
+                entry["all_batches_s"] += time.perf_counter() - t0
         finally:
             tx.rollback()
     print(f"\nPROFILE of the second batch ({batch} rows) of each write query, inside the import transaction:")

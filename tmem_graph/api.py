@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .config import RetrievalSettings, Settings
 from .encode import Encoder, get_encoder, same_encoder
-from .errors import EncoderMismatch, SchemaError, StoreClosed, UsageError
+from .errors import EncoderMismatch, LeaseHeld, SchemaError, StoreClosed, UsageError
 from .format import MAX_TEXT_BYTES, check_memory_id, load_file, parse_document, to_document
 from .model import MemoryDoc
 from .retrieve.cascade import Cascade
 from .retrieve.evidence import asks_when, compact_evidence, format_evidence, supporting_turns
 from .retrieve.pack import pack
 from .retrieve.results import Recall
-from .store import LIST_PAGE, Store
+from .store import LIST_PAGE, Store, WriteLease
 from .textio import text_problem
-from .transfer import export_memory, import_memory as _import_memory
+from .transfer import export_memory, import_memory as _import_memory, remove_debris
 
 if TYPE_CHECKING:
     from .construct.inputs import InputTurn
@@ -332,9 +332,11 @@ def _borrowed(store: Store | None, settings: Settings | None) -> Iterator[Store]
 
 def check_database(repair: bool = False, settings: Settings | None = None, store: Store | None = None,
                    encoder: Encoder | None = None) -> dict:
-    """Whether every index recall needs is usable: {"indexes": [{name, state, ok, problem}],
-    "repaired": [names]}. With `repair`, the unusable ones are dropped and built again from
-    the stored data, then checked again."""
+    """Whether every index recall needs is usable, and what interrupted writes left: {"indexes":
+    [{name, state, ok, problem}], "repaired": [names], "hidden": [memory ids an import or a drop
+    left hidden: under way, or killed], "removed": [ids]}. With `repair`, the unusable indexes
+    are dropped and built again from the stored data, then checked again, and each hidden
+    memory whose writer is gone (its lease free) is deleted in batches."""
     with _borrowed(store, settings) as store:
         # the database's own dimension (its indexes', else its memories'): probing or rebuilding
         # with another encoder's would break every index
@@ -349,7 +351,16 @@ def check_database(repair: bool = False, settings: Settings | None = None, store
         if repair and broken:
             store.repair_indexes(broken, dim)
             report = store.check_indexes(dim)
-        return {"indexes": report, "repaired": broken if repair else []}
+        hidden, removed = [h["id"] for h in store.hidden()], []
+        for memory_id in hidden if repair else []:
+            try:
+                with WriteLease(store, memory_id, "db check --repair", wait_s=0) as lease:
+                    if remove_debris(store, memory_id, lease):
+                        removed.append(memory_id)
+            except LeaseHeld:
+                continue   # its writer is at work: not debris
+        return {"indexes": report, "repaired": broken if repair else [],
+                "hidden": [m for m in hidden if m not in removed], "removed": removed}
 
 
 def dumps(document: dict) -> str:

@@ -186,6 +186,7 @@ class Settings:
     database: str | None = None
     encoder: str = DEFAULT_ENCODER
     encode_batch: int = 64
+    write_batch: int = 500   # rows per write query (an import of a new memory: per transaction)
     scene_idle_s: float | None = 3600.0   # a pause this long (conversation time) closes a scene; None: never
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
 
@@ -202,6 +203,8 @@ class Settings:
         }
         if env.get("TMEM_ENCODE_BATCH"):
             values["encode_batch"] = _positive_int("TMEM_ENCODE_BATCH", env["TMEM_ENCODE_BATCH"])
+        if env.get("TMEM_WRITE_BATCH"):
+            values["write_batch"] = _positive_int("TMEM_WRITE_BATCH", env["TMEM_WRITE_BATCH"])
         if env.get("TMEM_SCENE_IDLE_MINUTES"):
             raw = env["TMEM_SCENE_IDLE_MINUTES"]
             values["scene_idle_s"] = None if raw.lower() == "off" else 60.0 * _positive_int("TMEM_SCENE_IDLE_MINUTES", raw)

@@ -1,12 +1,15 @@
-"""Whole memories in and out: `import_memory` writes a validated `MemoryDoc` in one
-transaction with every text encoded; `export_memory` reads it back."""
+"""Whole memories in and out: `import_memory` writes a validated `MemoryDoc` with every text
+encoded (a new memory in bounded batches behind one small switch, a replacement in one
+transaction); `export_memory` reads it back."""
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
+from typing import Iterator
 
 from .encode import Encoder
-from .errors import MemoryExists
+from .errors import MemoryExists, TmemError
 from .model import (
     HorizonTrigger,
     Item,
@@ -20,7 +23,7 @@ from .model import (
     trigger_views_of_scene,
     turn_passage,
 )
-from .store import Store, WriteLease, ft_scope
+from .store import Store, WriteLease, ft_scope, new_version
 from .triggers import HORIZON, SCENE
 
 
@@ -57,9 +60,15 @@ class _Batch:
 
 def import_memory(store: Store, memory: MemoryDoc, encoder: Encoder, replace: bool = False,
                   batch_size: int = 64) -> dict:
-    """Write a whole memory in one transaction; refuse an existing id unless `replace`.
+    """Write a whole memory; refuse an existing id unless `replace`. Returns the object counts
+    written. Readers see the memory whole or not at all, never a part:
 
-    Returns the object counts written. Nothing is written if anything fails.
+    - a new memory is written in bounded batches (`Settings.write_batch` rows per transaction,
+      so its size needs no server setting raised) under a Memory node hidden from every reader
+      and add (`importing`), then made visible in one small transaction (`publish`). A failure
+      removes what was written; a killed import leaves it hidden, and the next write of the id
+      or `tmem db check --repair` removes it (`remove_debris`);
+    - a replacement is one transaction (the old version stays whole until it commits).
     """
     store.require_schema(encoder.dim)
     if store.exists(memory.memory_id) and not replace:
@@ -67,34 +76,75 @@ def import_memory(store: Store, memory: MemoryDoc, encoder: Encoder, replace: bo
     rows = memory_rows(memory, encoder, batch_size)
     m = memory.memory_id
     with WriteLease(store, m, "import") as lease:
-        if store.exists(m) and not replace:  # again, now that no one else may write it
+        exists = store.exists(m)
+        if exists and not replace:  # again, now that no one else may write it
             raise MemoryExists(f"memory {m!r} already exists (use --replace to overwrite)")
+        if not exists:
+            remove_debris(store, m, lease)
+            _import_in_batches(store, lease, memory, encoder, rows)
+            return memory.counts()
         with lease.committing(), store.transaction() as tx:
             lease.check_in(tx)
-            if replace:
-                store.delete_in(tx, m)
+            store.delete_in(tx, m)
             store.create_memory_in(tx, m, encoder.name, encoder.dim, memory.speakers)
             write_rows(store, tx, m, rows)
     return memory.counts()
 
 
+def _import_in_batches(store: Store, lease: WriteLease, memory: MemoryDoc, encoder: Encoder,
+                       rows: dict[str, list[dict]]) -> None:
+    m, token = memory.memory_id, f"import:{lease.token}"
+    with store.transaction() as tx:
+        lease.check_in(tx)
+        store.create_memory_in(tx, m, encoder.name, encoder.dim, memory.speakers, importing=token)
+    try:
+        for name, chunk, params in write_steps(m, rows, store.settings.write_batch):
+            lease.ensure()
+            with store.transaction() as tx:
+                lease.check_in(tx)
+                store.tx_run(tx, name, rows=chunk, **params)
+        with store.transaction() as tx:   # the switch: the memory becomes visible, whole
+            lease.check_in(tx)
+            store.tx_run(tx, "store/memory_publish", memory_id=m, token=token, version=new_version())
+    except BaseException:
+        with contextlib.suppress(TmemError):   # the database may be gone: then the debris waits
+            store.delete_in_batches(m, lease)
+        raise
+
+
+def remove_debris(store: Store, memory_id: str, lease: WriteLease) -> bool:
+    """Under the memory's lease (so its writer is gone): delete what an import or a drop of it
+    that did not finish left hidden. Returns whether there was any."""
+    if not store.hidden(memory_id):
+        return False
+    store.delete_in_batches(memory_id, lease)
+    return True
+
+
+def write_steps(m: str, rows: dict[str, list[dict]], size: int) -> Iterator[tuple[str, list[dict], dict]]:
+    """Every write query of a memory's rows, in order (links after the nodes they join), each
+    with at most `size` rows: (query name, rows, other parameters). MERGE: idempotent."""
+    steps = [("store/turns_merge", "turns", {"ft_scope": ft_scope("turn", m)}),
+             ("store/turns_pending", "pending", {"ft_scope": ft_scope("recent", m)}),
+             ("store/scenes_merge", "scenes", {"ft_scope": ft_scope("scene", m)}),
+             ("store/scene_turns_link", "scene_turns", {}),
+             ("store/scenes_chain", "chain", {}),
+             ("store/topics_merge", "topics", {"ft_scope": ft_scope("topic", m)}),
+             ("store/topic_scenes_link", "topic_scenes", {}),
+             ("store/items_merge", "items", {"ft_scope": ft_scope("item", m)}),
+             ("store/item_scenes_link", "item_scenes", {}),
+             ("store/scene_triggers_merge", "scene_triggers", {}),
+             ("store/item_triggers_merge", "item_triggers", {}),
+             ("store/personas_merge", "personas", {})]
+    for name, key, params in steps:
+        for start in range(0, len(rows[key]), size):
+            yield name, rows[key][start:start + size], {"memory_id": m, **params}
+
+
 def write_rows(store: Store, tx, m: str, rows: dict[str, list[dict]]) -> None:
-    """Run every write query of a memory's rows inside transaction `tx` (MERGE: idempotent)."""
-    store.tx_batches(tx, "store/turns_merge", rows["turns"], memory_id=m, ft_scope=ft_scope("turn", m))
-    store.tx_batches(tx, "store/turns_pending", rows["pending"], memory_id=m, ft_scope=ft_scope("recent", m))
-    store.tx_batches(tx, "store/scenes_merge", rows["scenes"], memory_id=m,
-                     ft_scope=ft_scope("scene", m))
-    store.tx_batches(tx, "store/scene_turns_link", rows["scene_turns"], memory_id=m)
-    store.tx_batches(tx, "store/scenes_chain", rows["chain"], memory_id=m)
-    store.tx_batches(tx, "store/topics_merge", rows["topics"], memory_id=m,
-                     ft_scope=ft_scope("topic", m))
-    store.tx_batches(tx, "store/topic_scenes_link", rows["topic_scenes"], memory_id=m)
-    store.tx_batches(tx, "store/items_merge", rows["items"], memory_id=m,
-                     ft_scope=ft_scope("item", m))
-    store.tx_batches(tx, "store/item_scenes_link", rows["item_scenes"], memory_id=m)
-    store.tx_batches(tx, "store/scene_triggers_merge", rows["scene_triggers"], memory_id=m)
-    store.tx_batches(tx, "store/item_triggers_merge", rows["item_triggers"], memory_id=m)
-    store.tx_batches(tx, "store/personas_merge", rows["personas"], memory_id=m)
+    """Run every write query of a memory's rows inside transaction `tx`."""
+    for name, chunk, params in write_steps(m, rows, store.settings.write_batch):
+        store.tx_run(tx, name, rows=chunk, **params)
 
 
 def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: dict[str, int] | None = None,

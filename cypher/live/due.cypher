@@ -10,6 +10,7 @@ CALL () {
   RETURN m.id AS memory_id, 0 AS pending, 0 AS unexamined
 }
 MATCH (m:Memory {id: memory_id})
+WHERE m.importing IS NULL   // hidden: an import or drop under way
 WITH memory_id, pending, unexamined, m.flush_upto IS NOT NULL AS flush,
      $idle_ms IS NOT NULL AND pending > 0 AND coalesce(m.last_add_at, 0) < timestamp() - $idle_ms AS idle
 WHERE flush OR idle OR unexamined >= $window

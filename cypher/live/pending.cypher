@@ -5,6 +5,7 @@
 // read: for memories built before the live path, their last turn in a scene), built_after
 // ([{id, seq}]: turns in scenes after persona_upto, in order).
 MATCH (m:Memory {id: $memory_id})
+WHERE m.importing IS NULL   // hidden: an import or drop under way
 CALL (m) {
   MATCH (t:Pending {memory_id: m.id})
   WITH t ORDER BY t.seq

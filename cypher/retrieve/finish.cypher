@@ -56,7 +56,7 @@ CALL () {
                   scene: {id: s.id, title: s.title, time: s.time}}) AS lane
 }
 CALL (scenes, items, recent, lane) {
-  OPTIONAL MATCH (m:Memory {id: $memory_id})
+  OPTIONAL MATCH (m:Memory {id: $memory_id}) WHERE m.importing IS NULL   // hidden: absent
   OPTIONAL MATCH (l:WriteLease {memory_id: $memory_id})
   WHERE l.committing = true AND (l.expires_at >= timestamp() OR l.committing_since >= timestamp() - $commit_ms)
   RETURN m IS NOT NULL AS exists, m.version AS version, l IS NOT NULL AS committing,

@@ -4,6 +4,7 @@
 // the order of lexical.KINDS: topics, scenes, items, and the turns a scene holds.
 // $memory_id. One row; none when the memory does not exist.
 MATCH (m:Memory {id: $memory_id})
+WHERE m.importing IS NULL   // hidden: an import or drop under way
 WITH m.version AS version
 RETURN version,
        COLLECT { MATCH (t:Topic {memory_id: $memory_id}) RETURN [t.id, t.title, t.keywords_text, t.summary] } AS topics,

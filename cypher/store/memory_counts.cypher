@@ -1,6 +1,7 @@
 // Object counts of one memory. $memory_id. Columns: turns, pending_turns (no scene holds them
 // yet), scenes, topics, items, triggers, trigger_families (map family -> count), personas.
 MATCH (m:Memory {id: $memory_id})
+WHERE m.importing IS NULL   // hidden: an import or drop under way
 CALL (m) {
   MATCH (v:Trigger {memory_id: m.id})
   WITH v.family AS family, count(*) AS n

@@ -3,7 +3,7 @@
 // for the page alone, so a page costs the same whatever the number of memories). Columns: id,
 // encoder, dim, created_at, turns, pending_turns, scenes, topics, items, triggers, personas.
 MATCH (m:Memory)
-WHERE m.id > coalesce($after, '')
+WHERE m.id > coalesce($after, '') AND m.importing IS NULL   // hidden: an import or drop under way
 WITH m ORDER BY m.id LIMIT $limit
 RETURN m.id AS id, m.encoder AS encoder, m.dim AS dim, m.created_at AS created_at,
        COUNT { MATCH (n:Turn {memory_id: m.id}) } AS turns,

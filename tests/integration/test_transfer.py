@@ -1,6 +1,12 @@
 """Whole memories in and out of the real Neo4j: round-trip, all-or-nothing, isolation, drop."""
 
 import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -8,7 +14,7 @@ from tests.fixtures.synthetic import synthetic_memory
 from tests.fixtures.cases import BROKEN, mutate
 from tests.integration.conftest import node_count
 from tmem_graph import api
-from tmem_graph.errors import MemoryExists, MemoryNotFound, ValidationError
+from tmem_graph.errors import MemoryBusy, MemoryExists, MemoryNotFound, ValidationError
 from tmem_graph.format import parse_document, to_document
 
 
@@ -64,16 +70,16 @@ def test_broken_documents_are_rejected_and_nothing_is_written(store, encoder, ne
     assert node_count(store, memory_id) == 0
 
 
-def test_a_failure_inside_the_transaction_writes_nothing(store, encoder, new_id, team_doc, monkeypatch):
+def test_a_failure_half_way_through_an_import_writes_nothing(store, encoder, new_id, team_doc, monkeypatch):
     memory_id = team_doc["memory_id"] = new_id("atomic")
-    real = store.tx_batches
+    real = store.tx_run
 
-    def fail_on_items(tx, name, rows, **params):
+    def fail_on_items(tx, name, **params):
         if name == "store/items_merge":
             raise RuntimeError("simulated crash half-way through the import")
-        return real(tx, name, rows, **params)
+        return real(tx, name, **params)
 
-    monkeypatch.setattr(store, "tx_batches", fail_on_items)
+    monkeypatch.setattr(store, "tx_run", fail_on_items)
     with pytest.raises(RuntimeError):
         load(store, encoder, team_doc)
     assert node_count(store, memory_id) == 0
@@ -122,3 +128,74 @@ def test_drop_removes_one_memory_only(store, encoder, new_id, team_doc):
         api.Memory(gone_id, store=store).export()
     listed = {r["id"]: r for r in api.list_memories(store=store)}
     assert gone_id not in listed and listed[keep_id]["items"] == 6
+
+
+# -- staged writes: a new memory is written in batches behind one small switch --------------------
+
+def test_a_killed_import_is_never_seen_and_the_next_import_clears_what_it_left(store, encoder, new_id, tmp_path):
+    """A real `tmem import` is SIGKILLed while its batches are written (20 rows per transaction):
+    no reader, listing or add sees a part of the memory, and importing it again gives it whole."""
+    memory_id = new_id("staged")
+    doc = synthetic_memory(memory_id, n_items=120, n_scenes=12, turns_per_scene=5, horizon_per_scene=2)
+    path = tmp_path / "memory.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "tmem_graph.cli", "import", str(path)],
+                            env={**os.environ, "TMEM_WRITE_BATCH": "20"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 600
+    while node_count(store, memory_id) < 100:   # the hidden memory is being written, batch by batch
+        assert proc.poll() is None, "the import finished before it could be killed: " + proc.stderr.read().decode()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+
+    assert not store.exists(memory_id)
+    assert memory_id not in [m["id"] for m in api.list_memories(store=store)]
+    memory = api.Memory(memory_id, store=store, encoder=encoder)
+    with pytest.raises(MemoryNotFound):
+        memory.recall("what did they say")
+    with pytest.raises(MemoryBusy, match="being imported or dropped"):
+        memory.add([{"speaker": "Ana", "text": "hello"}])
+    assert node_count(store, memory_id) >= 100   # the debris is there, hidden
+
+    whole = load(store, encoder, doc)             # the next write of the id removes it first
+    assert whole.export() == to_document(parse_document(doc)[0])   # whole, nothing of the debris left
+
+
+def test_db_check_repair_removes_what_an_interrupted_import_left(store, encoder, new_id, team_doc):
+    from tmem_graph.store.lease import WriteLease
+    from tmem_graph.transfer import memory_rows, write_rows
+
+    memory_id = team_doc["memory_id"] = new_id("debris")
+    doc = parse_document(team_doc)[0]
+    with WriteLease(store, memory_id, "a writer about to be killed") as lease, store.transaction() as tx:
+        store.create_memory_in(tx, memory_id, encoder.name, encoder.dim, doc.speakers, importing=f"import:{lease.token}")
+        write_rows(store, tx, memory_id, memory_rows(doc, encoder, 64))   # all but the switch
+    assert not store.exists(memory_id) and node_count(store, memory_id) > 1
+
+    check = subprocess.run([sys.executable, "-m", "tmem_graph.cli", "db", "check"], capture_output=True, text=True,
+                           env=os.environ, timeout=600)
+    assert f"memory {memory_id!r} is hidden" in check.stdout and "--repair" in check.stdout
+    repaired = subprocess.run([sys.executable, "-m", "tmem_graph.cli", "db", "check", "--repair"],
+                              capture_output=True, text=True, env=os.environ, timeout=600)
+    assert f"removed what an interrupted import or drop of {memory_id!r} left" in repaired.stdout, repaired.stdout
+    assert node_count(store, memory_id) == 0
+
+
+def test_a_drop_hides_the_memory_first_and_deletes_it_in_batches(store, encoder, new_id, team_doc, monkeypatch):
+    memory_id = team_doc["memory_id"] = new_id("drop")
+    load(store, encoder, team_doc)
+    real = store.tx_run
+    seen = []
+
+    def watch(tx, name, **params):   # every deletion batch runs while the memory is already hidden
+        if name.startswith("store/delete_"):
+            seen.append(store.exists(memory_id))
+        return real(tx, name, **params)
+
+    monkeypatch.setattr(store, "tx_run", watch)
+    assert store.drop(memory_id) > 0
+    assert seen and not any(seen)
+    assert node_count(store, memory_id) == 0

@@ -102,6 +102,11 @@ def db_check(ctx, repair, as_json) -> None:
             click.echo(f"{entry['name']}: " + ("ok" if entry["ok"] else f"UNUSABLE, {entry['problem']}"))
         if report["repaired"]:
             click.echo(f"rebuilt {', '.join(report['repaired'])}")
+        for memory_id in report["removed"]:
+            click.echo(f"removed what an interrupted import or drop of {memory_id!r} left")
+        for memory_id in report["hidden"]:
+            click.echo(f"memory {memory_id!r} is hidden: an import or a drop of it is under way, or was killed"
+                       + ("" if repair else " (`tmem db check --repair` removes it once its writer is gone)"))
         bad = [e["name"] for e in report["indexes"] if not e["ok"]]
         if bad and not repair:
             click.echo(f"{len(bad)} unusable: run `tmem db check --repair` to rebuild "

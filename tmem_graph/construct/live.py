@@ -78,6 +78,9 @@ def _add(store: Store, encoder: Encoder, memory_id: str, incoming: list[InputTur
                             version=new_version())[0]
         if head["encoder"] is None:  # MERGE found the node, then its deletion committed first
             raise _Vanished()
+        if head["hidden"]:   # an import written in batches, or a drop, is under way (or its debris)
+            raise MemoryBusy(f"memory {memory_id!r} is being imported or dropped; try again when that writer "
+                             "has finished (`tmem db check --repair` removes what a killed one left)")
         if not same_encoder(head["encoder"], encoder) or head["dim"] != encoder.dim:
             raise EncoderMismatch(f"memory {memory_id!r} was built with encoder {head['encoder']!r}, "
                                   f"not {encoder.name!r}; set TMEM_ENCODER to the memory's encoder")

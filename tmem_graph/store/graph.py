@@ -22,7 +22,6 @@ from ..errors import (DatabaseFault, DatabaseUnavailable, MemoryExists, MemoryNo
 from .lease import WriteLease
 from .queries import READ, WRITE, access_mode, names, query
 
-WRITE_BATCH = 500
 TRANSIENT_TRIES = 3   # a one-query transaction that Neo4j rolled back (a deadlock) runs again this often
 VECTOR_INDEXES = ("topic_embedding", "scene_embedding", "scene_dialogue_embedding",
                   "item_embedding", "trigger_embedding", "turn_embedding")
@@ -166,12 +165,6 @@ class Store:
     def tx_run(self, tx: neo4j.Transaction, name: str, **params: Any) -> list[dict]:
         with self._translated(name):
             return [r.data() for r in tx.run(query(name), params)]
-
-    def tx_batches(self, tx: neo4j.Transaction, name: str, rows: list[dict], **params: Any) -> None:
-        """Run an `UNWIND $rows` query over rows in batches inside transaction `tx`."""
-        with self._translated(name):
-            for start in range(0, len(rows), WRITE_BATCH):
-                tx.run(query(name), {**params, "rows": rows[start:start + WRITE_BATCH]}).consume()
 
     @contextmanager
     def _translated(self, name: str) -> Iterator[None]:
@@ -338,21 +331,52 @@ class Store:
         """Delete one memory's nodes inside `tx`; return how many were deleted. The memory's node
         is locked first, so an add (which locks it too) runs wholly before or after."""
         self.tx_run(tx, "live/memory_hold", memory_id=memory_id)
-        return sum(self.tx_run(tx, name, memory_id=memory_id)[0]["deleted"] for name in DELETE_QUERIES)
+        deleted = 0
+        for name in DELETE_QUERIES:
+            while (n := self.tx_run(tx, name, memory_id=memory_id, limit=self.settings.write_batch)[0]["deleted"]):
+                deleted += n
+        return deleted
+
+    def delete_in_batches(self, memory_id: str, lease: WriteLease) -> int:
+        """Delete a hidden memory (`importing` set) batch by batch, each batch its own transaction
+        (bounded, whatever the memory's size), the Memory node last; return the nodes deleted.
+        Killed half-way, it leaves the memory hidden: the next write of it or `tmem db check
+        --repair` goes on from there."""
+        deleted = 0
+        for name in DELETE_QUERIES:
+            while True:
+                lease.ensure()
+                with self.transaction() as tx:
+                    lease.check_in(tx)
+                    n = self.tx_run(tx, name, memory_id=memory_id, limit=self.settings.write_batch)[0]["deleted"]
+                deleted += n
+                if n < self.settings.write_batch:
+                    break
+        return deleted
+
+    def hidden(self, memory_id: str | None = None) -> list[dict]:
+        """Memories an import or a drop left hidden ({id, token}): under way, or killed."""
+        return self.run("store/memory_debris", memory_id=memory_id)
 
     def drop(self, memory_id: str) -> int:
-        """Delete one memory and nothing else; return the number of nodes deleted."""
+        """Delete one memory and nothing else; return the number of nodes deleted. It is hidden
+        from every reader in one small transaction, then deleted in batches."""
         if not self.exists(memory_id):
             raise MemoryNotFound(f"no memory {memory_id!r} in {self.settings.uri}")
-        with WriteLease(self, memory_id, "drop") as lease, lease.committing(), self.transaction() as tx:
-            lease.check_in(tx)
-            return self.delete_in(tx, memory_id)
+        with WriteLease(self, memory_id, "drop") as lease:
+            with lease.committing(), self.transaction() as tx:
+                lease.check_in(tx)
+                self.tx_run(tx, "live/memory_hold", memory_id=memory_id)   # an add runs wholly before or after
+                if not self.tx_run(tx, "store/memory_hide", memory_id=memory_id, token=f"drop:{lease.token}"):
+                    raise MemoryNotFound(f"no memory {memory_id!r} in {self.settings.uri}")
+            return self.delete_in_batches(memory_id, lease)
 
     def create_memory_in(self, tx: neo4j.Transaction, memory_id: str, encoder: str, dim: int,
-                         speakers: list[str]) -> None:
+                         speakers: list[str], importing: str | None = None) -> None:
+        """Create the Memory node; with `importing` (a token), hidden until `publish`."""
         try:
             self.tx_run(tx, "store/memory_create", memory_id=memory_id, encoder=encoder, dim=dim,
-                        speakers=speakers, version=new_version(),
+                        speakers=speakers, version=new_version(), importing=importing,
                         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
         except ClientError as exc:
             if "ConstraintValidationFailed" in (exc.code or ""):
