@@ -72,6 +72,10 @@ class ServiceBusy(TmemError):
     """A service has as many LLM calls (ask, build) under way as it allows: try again."""
 
 
+class Forbidden(TmemError):
+    """A service caller whose token may only read asked to change a memory it sees."""
+
+
 class MemoryExists(TmemError):
     """A memory with the given id already exists and replacing it was not asked for."""
 

@@ -490,7 +490,8 @@ def test_the_openapi_document_validates_and_declares_every_answer_the_tests_saw(
     doc = http.get("/openapi.json").json()
     assert openapi_problems(doc) == []
     assert doc["components"]["securitySchemes"] == {"bearer": {
-        "type": "http", "scheme": "bearer", "description": "The server's token (TMEM_SERVE_TOKEN)."}}
+        "type": "http", "scheme": "bearer",
+        "description": "The server's token (TMEM_SERVE_TOKEN), or one of its tokens file (--tokens)."}}
     assert doc["security"] == [{"bearer": []}] and doc["paths"]["/health"]["get"]["security"] == []
     ask = doc["paths"]["/memories/{memory_id}/ask"]["post"]["responses"]
     assert {"400", "401", "403", "404", "409", "413", "421", "500", "502", "503"} <= set(ask)

@@ -57,8 +57,9 @@ def serve_cmd(ctx, host, port, token_file, max_body_mb, patterns, no_worker, flu
     """Serve memories over HTTP (JSON API, OpenAPI page at /docs) and MCP (/mcp)."""
     import uvicorn
 
+    from ..serve.access import Access
     from ..serve.http import create_app
-    from ..serve.service import Access, Service
+    from ..serve.service import Service
 
     _logging()
     access = Access.for_bind(host, _token(token_file), patterns)
@@ -67,7 +68,7 @@ def serve_cmd(ctx, host, port, token_file, max_body_mb, patterns, no_worker, flu
     try:
         app = create_app(service, host=host, max_body_bytes=int(max_body_mb * 2**20))
         click.echo(f"tmem serve: http://{host}:{port} (MCP at /mcp, API docs at /docs)"
-                   + ("" if access.token else ", no token (loopback only)"), err=True)
+                   + ("" if access.tokens else ", no token (loopback only)"), err=True)
         uvicorn.run(app, host=host, port=port, log_level="warning")
     finally:
         service.close()
@@ -81,11 +82,12 @@ def serve_cmd(ctx, host, port, token_file, max_body_mb, patterns, no_worker, flu
 @friendly
 def mcp_cmd(ctx, patterns, no_worker, flush_after) -> None:
     """Serve memories over MCP on stdin/stdout (for desktop agents); logs go to stderr."""
+    from ..serve.access import Access, Scope
     from ..serve.mcp import build_mcp
-    from ..serve.service import Access, Service
+    from ..serve.service import Service
 
     _logging()
-    service = Service(settings_of(ctx), Access(None, tuple(patterns)), worker=not no_worker,
+    service = Service(settings_of(ctx), Access(anonymous=Scope(tuple(patterns))), worker=not no_worker,
                       flush_after_s=flush_after * 60 if flush_after else None)
     try:
         service.start()

@@ -2,19 +2,18 @@
 the MCP server mounted at /mcp (streamable HTTP). Errors are JSON `{"error": message}` with a
 status code (a 400 also lists its `problems`, one line each), never a traceback; every status a
 route answers is declared in its OpenAPI document, served as a self-contained page at /docs;
-request bodies are size-limited; beyond /health every request needs the bearer token when the
-server has one."""
+request bodies are size-limited; beyond /health every request needs a bearer token when the
+server has any, and each route answers as that token's scope allows (`access.py`)."""
 
 from __future__ import annotations
 
 import contextlib
-import hmac
 import json
 import logging
 from typing import Annotated, Any
 
 import anyio
-from fastapi import FastAPI, Path, Query, Request
+from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
@@ -27,16 +26,17 @@ import tmem_graph.errors as errors
 from . import docs_page
 from .bodies import (Added, Answer, Body, Built, Deleted, Error, Flushed, Health, Imported, MemoryDocument, MemoryList,
                      Problems, Recalled, Stats, TurnRecord, body_of, problem)
+from .access import CALLER, LOOPBACK, Access, Scope
 from .mcp import build_mcp
-from .service import LOOPBACK, MAX_K, MAX_TOKENS, Budgets, Service
+from .service import MAX_K, MAX_TOKENS, Budgets, Service
 
 log = logging.getLogger(__name__)
 
 STATUS = [  # the most specific first; a 5xx answer says what to do, the server's log has the rest
     (errors.MemoryNotFound, 404, None), (errors.MemoryExists, 409, None), (errors.LeaseHeld, 409, None),
     (errors.LeaseLost, 409, None), (errors.EncoderMismatch, 409, None), (errors.ValidationError, 400, None),
-    (errors.UsageError, 400, None), (errors.TransactionTooLarge, 413, "the write is too large for the database's "
-                                     "transaction memory; send it in parts"),
+    (errors.UsageError, 400, None), (errors.Forbidden, 403, None),
+    (errors.TransactionTooLarge, 413, "the write is too large for the database's transaction memory; send it in parts"),
     (errors.MemoryBusy, 503, "the memory is being rewritten; try again shortly"),
     (errors.ServiceBusy, 503, None),
     (errors.LLMError, 502, "the LLM failed; try again later"),
@@ -76,6 +76,14 @@ class AskIn(Recalling):
 
 MemoryId = Annotated[str, Path(description="The memory's id: 1-128 letters, digits, '-', '_', '.', ':'.")]
 
+
+def _caller(request: Request) -> Scope:
+    """The caller's Scope, as the gate found it for the request's token."""
+    return request.scope[CALLER]
+
+
+Caller = Annotated[Scope, Depends(_caller)]
+
 # what each error status means, as OpenAPI declares it (the gate's own: 401, 403, 413, 421)
 MEANING = {
     400: "A bad body, parameter or memory id: every problem on one line, naming its field.",
@@ -89,6 +97,7 @@ MEANING = {
     502: "The LLM failed; try again later.",
     503: "The database is unavailable or its schema not ready, or the memory is being rewritten; try again later.",
 }
+READ_ONLY = "A change asked with a read-only token (of a memory in its scope)."
 LLM_BUSY = (MEANING[503] + " Also: no LLM is configured (`no LLM configured: …`, as MCP says), or the "
             "server runs as many asks and builds as it takes.")
 
@@ -103,14 +112,14 @@ class Gate:
     - on a loopback bind, the `Host` must be a loopback name and an `Origin`, if sent, a
       loopback origin (a web page that rebinds a name to 127.0.0.1, or posts across sites,
       reaches nothing: 421 / 403);
-    - with a token, every request but /health carries `Authorization: Bearer <token>` (401;
-      on /mcp as a JSON-RPC error, which the MCP client shows);
+    - with tokens, every request but /health carries `Authorization: Bearer <token>` of one of
+      them (401; on /mcp as a JSON-RPC error, which the MCP client shows); the token's Scope is
+      left in the ASGI scope under `CALLER` for the routes and the MCP tools;
     - a body is read whole, up to `limit` bytes (413 above it, chunked or not), then handed on.
     """
 
-    def __init__(self, app, token: str | None, limit: int, loopback: bool):
-        self.app, self.limit, self.loopback = app, limit, loopback
-        self.token = token.encode() if token else None
+    def __init__(self, app, access: Access, limit: int, loopback: bool):
+        self.app, self.access, self.limit, self.loopback = app, access, limit, loopback
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -124,10 +133,12 @@ class Gate:
                 return await _send_json(send, 421, {"error": "this server answers only to loopback names"})
             if origin and _name_of(origin.split("://", 1)[-1]) not in LOOPBACK_NAMES:
                 return await _send_json(send, 403, {"error": "cross-site requests are refused"})
-        if self.token is not None and path != "/health" and not self._authorised(headers):
+        caller = self.access.caller(_bearer(headers))
+        if caller is None and path != "/health":
             body = ({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": UNAUTHORISED}}
                     if path.startswith("/mcp") else {"error": UNAUTHORISED})
             return await _send_json(send, 401, body, [(b"www-authenticate", b'Bearer realm="tmem"')])
+        scope[CALLER] = caller
         length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.limit:
             return await _send_json(send, 413, {"error": f"the request body is larger than {self.limit} bytes"})
@@ -153,9 +164,11 @@ class Gate:
 
         await self.app(scope, replay, send)
 
-    def _authorised(self, headers: dict) -> bool:
-        scheme, _, value = headers.get(b"authorization", b"").partition(b" ")
-        return scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), self.token)
+
+def _bearer(headers: dict) -> bytes | None:
+    """The token of an `Authorization: Bearer <token>` header (the scheme in any case)."""
+    scheme, _, value = headers.get(b"authorization", b"").partition(b" ")
+    return value.strip() if scheme.lower() == b"bearer" else None
 
 
 UNAUTHORISED = "unauthorized: a missing or wrong bearer token"
@@ -194,7 +207,8 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
         async with mcp.session_manager.run():
             yield
 
-    loopback, token = host in LOOPBACK, service.access.token is not None
+    loopback, token = host in LOOPBACK, bool(service.access.tokens)
+    read_only = not all(scope.write for scope in service.access.scopes)
     app = FastAPI(title="tmem-graph", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
                   generate_unique_id_function=lambda route: route.name,
                   description="T-Mem long-term conversational memory on Neo4j (docs/service.md).")
@@ -227,22 +241,26 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
         log.exception("%s %s failed", request.method, request.url.path)
         return _error(500, "internal error (the server's log has the details)")
 
-    def answers(method: str, ok: type, *codes: int, llm: bool = False) -> dict:
+    def answers(method: str, ok: type, *codes: int, llm: bool = False, write: bool = False) -> dict:
         """The statuses a route answers, each with its body: its own `codes`, and the gate's and
-        every route's (401 with a token, 403/421 on loopback, 413 with a body, 500, 503)."""
+        every route's (401 with a token, 403/421 on loopback, 403 for a change with a read-only
+        token, 413 with a body, 500, 503)."""
+        refused = write and read_only
         codes = {*codes, 500, 503, *([401] if token else []), *([403, 421] if loopback else []),
-                 *([413] if method in ("POST", "PUT") else []), *([502] if llm else [])}
+                 *([403] if refused else []), *([413] if method in ("POST", "PUT") else []), *([502] if llm else [])}
+        forbidden = " ".join(text for text, applies in ((MEANING[403], loopback), (READ_ONLY, refused)) if applies)
+        meaning = {**MEANING, 403: forbidden, 503: LLM_BUSY if llm else MEANING[503]}
         out = {200: {"model": ok, "description": "Done."}}
         for code in sorted(codes):
-            out[code] = {"model": Problems if code == 400 else Error,
-                         "description": LLM_BUSY if llm and code == 503 else MEANING[code]}
+            out[code] = {"model": Problems if code == 400 else Error, "description": meaning[code]}
         return out
 
-    def route(method: str, path: str, ok: type, *codes: int, llm: bool = False, **options):
+    def route(method: str, path: str, ok: type, *codes: int, llm: bool = False, write: bool = False, **options):
         """A JSON route declared with every status it answers (its answer is built by the
-        library, not re-validated: the integration tests check it against `ok`)."""
+        library, not re-validated: the integration tests check it against `ok`); `write`: it
+        changes the memory, which a read-only token may not."""
         return app.api_route(path, methods=[method], response_model=None,
-                             responses=answers(method, ok, *codes, llm=llm), **options)
+                             responses=answers(method, ok, *codes, llm=llm, write=write), **options)
 
     base_openapi = app.openapi
 
@@ -258,7 +276,8 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
                 doc["components"]["schemas"].pop(unused, None)
             if token:
                 doc["components"]["securitySchemes"] = {"bearer": {
-                    "type": "http", "scheme": "bearer", "description": "The server's token (TMEM_SERVE_TOKEN)."}}
+                    "type": "http", "scheme": "bearer",
+                    "description": "The server's token (TMEM_SERVE_TOKEN), or one of its tokens file (--tokens)."}}
                 doc["security"] = [{"bearer": []}]
                 doc["paths"]["/health"]["get"]["security"] = []
         return app.openapi_schema
@@ -281,62 +300,62 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
         state = await anyio.to_thread.run_sync(service.health, limiter=health_threads)
         return JSONResponse(state, status_code=200 if state["ok"] else 503)
 
-    @route("GET", "/memories", MemoryList, summary="The memories this server serves, with their counts")
-    def list_memories() -> dict:
-        return {"memories": service.list_memories()}
+    @route("GET", "/memories", MemoryList, summary="The memories the caller may use, with their counts")
+    def list_memories(caller: Caller) -> dict:
+        return {"memories": service.list_memories(caller)}
 
     @route("GET", "/memories/{memory_id}", Stats, 400, 404, summary="A memory's counts, encoder and build cost")
-    def stats(memory_id: MemoryId) -> dict:
-        return service.stats(memory_id)
+    def stats(memory_id: MemoryId, caller: Caller) -> dict:
+        return service.stats(caller, memory_id)
 
-    @route("POST", "/memories/{memory_id}/turns", Added, 400, 404, 409,
+    @route("POST", "/memories/{memory_id}/turns", Added, 400, 404, 409, write=True,
            summary="Add turns (the memory is created when absent); recallable at once")
-    def add_turns(memory_id: MemoryId, body: TurnsIn) -> dict:
-        return service.add(memory_id, [t.model_dump(exclude_none=True) for t in body.turns])
+    def add_turns(memory_id: MemoryId, body: TurnsIn, caller: Caller) -> dict:
+        return service.add(caller, memory_id, [t.model_dump(exclude_none=True) for t in body.turns])
 
-    @route("POST", "/memories/{memory_id}/build", Built, 400, 404, 409, llm=True,
+    @route("POST", "/memories/{memory_id}/build", Built, 400, 404, 409, llm=True, write=True,
            summary="Build the memory's waiting turns now, with the server's LLM (waits for it)")
-    def build(memory_id: MemoryId, body: BuildIn = BuildIn()) -> dict:
-        return service.build(memory_id, flush=body.flush)
+    def build(memory_id: MemoryId, caller: Caller, body: BuildIn = BuildIn()) -> dict:
+        return service.build(caller, memory_id, flush=body.flush)
 
-    @route("POST", "/memories/{memory_id}/flush", Flushed, 400, 404,
+    @route("POST", "/memories/{memory_id}/flush", Flushed, 400, 404, write=True,
            summary="Ask the background builder to close the open scene")
-    def flush(memory_id: MemoryId) -> dict:
-        return service.flush(memory_id)
+    def flush(memory_id: MemoryId, caller: Caller) -> dict:
+        return service.flush(caller, memory_id)
 
     @route("POST", "/memories/{memory_id}/recall", Recalled, 400, 404, 409,
            summary="Recall what the memory holds that matters for a query")
-    def recall(memory_id: MemoryId, body: RecallIn) -> dict:
-        return service.recall(memory_id, body.query, speaker=body.speaker, without=body.without,
+    def recall(memory_id: MemoryId, body: RecallIn, caller: Caller) -> dict:
+        return service.recall(caller, memory_id, body.query, speaker=body.speaker, without=body.without,
                               budgets=Budgets(body.k_scenes, body.k_items, body.k_recent, body.budget_tokens))
 
     @route("POST", "/memories/{memory_id}/ask", Answer, 400, 404, 409, llm=True,
            summary="Answer a question from the memory with the server's LLM")
-    def ask(memory_id: MemoryId, body: AskIn) -> dict:
-        return service.ask(memory_id, body.question, speaker=body.speaker, without=body.without)
+    def ask(memory_id: MemoryId, body: AskIn, caller: Caller) -> dict:
+        return service.ask(caller, memory_id, body.question, speaker=body.speaker, without=body.without)
 
     @route("GET", "/memories/{memory_id}/export", MemoryDocument, 400, 404,
            summary="The whole memory as a tmem-memory/1 document")
-    def export(memory_id: MemoryId) -> dict:
-        return service.export(memory_id)
+    def export(memory_id: MemoryId, caller: Caller) -> dict:
+        return service.export(caller, memory_id)
 
     # the document is checked by the library (its messages name the object: items[12].scene_ids[0]),
     # so the body is read as it is and only declared as a MemoryDocument
-    @route("PUT", "/memories/{memory_id}", Imported, 400, 404, 409, openapi_extra=body_of(MemoryDocument),
+    @route("PUT", "/memories/{memory_id}", Imported, 400, 404, 409, write=True, openapi_extra=body_of(MemoryDocument),
            summary="Import a tmem-memory/1 document as this memory (409 if it exists, unless replace)")
-    def import_memory(memory_id: MemoryId, document: dict[str, Any],
+    def import_memory(memory_id: MemoryId, document: dict[str, Any], caller: Caller,
                       replace: Annotated[bool, Query(description="Overwrite an existing memory.")] = False) -> dict:
-        return service.import_(memory_id, document, replace_existing=replace)
+        return service.import_(caller, memory_id, document, replace_existing=replace)
 
-    @route("DELETE", "/memories/{memory_id}", Deleted, 400, 404, 409,
+    @route("DELETE", "/memories/{memory_id}", Deleted, 400, 404, 409, write=True,
            summary="Delete the memory, for good (only when confirm repeats its id)")
-    def delete_memory(memory_id: MemoryId,
+    def delete_memory(memory_id: MemoryId, caller: Caller,
                       confirm: Annotated[str | None, Query(description="The memory id again.")] = None) -> dict:
         if confirm != memory_id:
             raise errors.UsageError(f"not deleted: pass confirm={memory_id} to delete memory {memory_id!r}")
-        return service.delete(memory_id)
+        return service.delete(caller, memory_id)
 
     endpoint = StreamableHTTPASGIApp(mcp.session_manager)
     app.router.routes.append(Route("/mcp", endpoint=endpoint))
     app.router.routes.append(Route("/mcp/", endpoint=endpoint))
-    return Gate(app, service.access.token, max_body_bytes, loopback=loopback)
+    return Gate(app, service.access, max_body_bytes, loopback=loopback)

@@ -1,6 +1,8 @@
 """The MCP face of the service (official `mcp` SDK): tools named and shaped as agents know
 them from other memory servers, with bounded budgets, results that carry `via`, and errors an
-agent can read (`ToolError` with the library's one-line message; anything else is hidden)."""
+agent can read (`ToolError` with the library's one-line message; anything else is hidden).
+Each tool acts as its caller may: over streamable HTTP with the scope of the request's token,
+over stdio with the server's."""
 
 from __future__ import annotations
 
@@ -8,11 +10,13 @@ import functools
 from typing import Annotated, Any, Callable
 
 from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from ..errors import TmemError
+from .access import CALLER, Scope
 from .bodies import TurnIn, problem
 from .service import MCP_MAX_K, MCP_MAX_TOKENS, Budgets, Service
 
@@ -75,14 +79,19 @@ def build_mcp(service: Service) -> MCPServer:
     server = _Server("tmem-graph", instructions=INSTRUCTIONS, log_level="WARNING")
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False)
 
+    def caller(ctx: Context) -> Scope:
+        """Over HTTP, the scope the gate found for the request's token; over stdio, the server's."""
+        request = ctx.request_context.request
+        return service.access.anonymous if request is None else request.scope[CALLER]
+
     @server.tool(name="add_memory", description=(
         "Add the turns of a conversation to a memory as they happen (created if absent). They are "
         "searchable at once; scenes, items and triggers are built from them in the background. "
         "Turns already held (same speaker, time and text) are skipped, so a retry adds nothing twice."))
     @_tool_errors
-    def add_memory(memory_id: MemoryId,
+    def add_memory(ctx: Context, memory_id: MemoryId,
                    turns: Annotated[list[TurnIn], Field(min_length=1, max_length=100)]) -> dict[str, Any]:
-        return service.add(memory_id, [t.model_dump(exclude_none=True) for t in turns])
+        return service.add(caller(ctx), memory_id, [t.model_dump(exclude_none=True) for t in turns])
 
     @server.tool(name="search_memory", annotations=read_only, description=(
         "Recall what a memory holds that matters for a query: scenes (with their turns), items, recent "
@@ -90,7 +99,7 @@ def build_mcp(service: Service) -> MCPServer:
         "that found it: topic, bm25, dense, dialogue, scene_trigger, horizon, entity, bridge, joint, "
         "scene, recent) and 'score'. Budgets are capped at 20 to keep the answer small."))
     @_tool_errors
-    def search_memory(memory_id: MemoryId,
+    def search_memory(ctx: Context, memory_id: MemoryId,
                       query: Annotated[str, Field(min_length=1, max_length=4000, description="The user's message or a question.")],
                       speaker: Annotated[str | None, Field(description="Only this speaker's persona.")] = None,
                       k_scenes: Annotated[K, Field(description="Scenes to return.")] = 5,
@@ -100,7 +109,7 @@ def build_mcp(service: Service) -> MCPServer:
                           "Pack the evidence to this many tokens instead: the best turns of the scenes, "
                           "the turns nearest the query and, when nothing resembles it closely, the "
                           "memories its triggers anticipated."))] = None) -> dict[str, Any]:
-        result = service.recall(memory_id, query, speaker=speaker,
+        result = service.recall(caller(ctx), memory_id, query, speaker=speaker,
                                 budgets=Budgets(k_scenes, k_items, k_recent, budget_tokens),
                                 cap=MCP_MAX_K, token_cap=MCP_MAX_TOKENS)
         for scene in result["scenes"]:
@@ -111,33 +120,33 @@ def build_mcp(service: Service) -> MCPServer:
         "Answer a question from a memory with the server's LLM: the answer, the ids of the turns it "
         "rests on, and the evidence it used."))
     @_tool_errors
-    def ask_memory(memory_id: MemoryId,
+    def ask_memory(ctx: Context, memory_id: MemoryId,
                    question: Annotated[str, Field(min_length=1, max_length=4000)]) -> dict[str, Any]:
-        answer = service.ask(memory_id, question)
+        answer = service.ask(caller(ctx), memory_id, question)
         return {"memory_id": memory_id, "question": question, "answer": answer["answer"],
                 "cites": answer["cites"], "evidence": answer["evidence"]}
 
     @server.tool(name="list_memories", annotations=read_only,
                  description="The memories this server holds that you may use, with their object counts.")
     @_tool_errors
-    def list_memories() -> dict[str, Any]:
-        return {"memories": service.list_memories()}
+    def list_memories(ctx: Context) -> dict[str, Any]:
+        return {"memories": service.list_memories(caller(ctx))}
 
     @server.tool(name="get_memory_stats", annotations=read_only, description=(
         "A memory's counts (turns, turns waiting for their scene, scenes, topics, items, triggers, "
         "personas), its encoder, and its construction cost."))
     @_tool_errors
-    def get_memory_stats(memory_id: MemoryId) -> dict[str, Any]:
-        return service.stats(memory_id)
+    def get_memory_stats(ctx: Context, memory_id: MemoryId) -> dict[str, Any]:
+        return service.stats(caller(ctx), memory_id)
 
     @server.tool(name="delete_memory", annotations=ToolAnnotations(destructive_hint=True), description=(
         "Delete a memory and everything in it, for good. Only when the user asked for it: pass the "
         "memory's id again as 'confirm'."))
     @_tool_errors
-    def delete_memory(memory_id: MemoryId,
+    def delete_memory(ctx: Context, memory_id: MemoryId,
                       confirm: Annotated[str, Field(description="The memory's id again, to confirm.")]) -> dict[str, Any]:
         if confirm != memory_id:
             raise ToolError(f"not deleted: 'confirm' must repeat the memory id {memory_id!r}")
-        return service.delete(memory_id)
+        return service.delete(caller(ctx), memory_id)
 
     return server

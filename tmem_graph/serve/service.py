@@ -3,13 +3,13 @@ the encoder loaded once, one LLM client opened on first use, a background build 
 and access rules that never reveal a memory the caller may not see.
 
 The HTTP app (`http.py`) and the MCP tools (`mcp.py`) are thin layers over `Service`; every
+call names its caller (a `Scope`: the token's patterns and whether it may write) and every
 memory id goes through `Service.memory`, which answers "no memory" alike for a memory that
-does not exist and for one outside the server's `memories` patterns.
+does not exist and for one outside the caller's patterns.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import threading
 from contextlib import ExitStack
@@ -21,40 +21,19 @@ from ..api import Memory, import_memory, list_memories
 from ..config import RetrievalSettings, Settings
 from ..construct.worker import BuildWorker, due_memories
 from ..encode import get_encoder
-from ..errors import ConfigError, MemoryExists, MemoryNotFound, ServiceBusy, TmemError, UsageError
+from ..errors import ConfigError, Forbidden, MemoryExists, MemoryNotFound, ServiceBusy, TmemError, UsageError
 from ..format import check_memory_id
 from ..llm.factory import open_llm
 from ..store import Store
+from .access import Access, Scope
 
 log = logging.getLogger(__name__)
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_K = 50           # the largest budget a service recall accepts (responses stay small)
 MCP_MAX_K = 20       # ... and an MCP one (an agent's context is smaller still)
 MAX_TOKENS = 16_000  # the largest evidence budget a service recall packs to
 MCP_MAX_TOKENS = 8_000
 LLM_CALLS = 4        # asks and builds a service runs at once (more get ServiceBusy: 503)
-
-
-@dataclass(frozen=True)
-class Access:
-    """Who may call, and which memories a server shows: `token` (None: no token asked, only
-    allowed on loopback) and `patterns` (shell patterns of memory ids; empty: every memory)."""
-    token: str | None = None
-    patterns: tuple[str, ...] = ()
-
-    def allows(self, memory_id: str) -> bool:
-        return not self.patterns or any(fnmatch.fnmatchcase(memory_id, p) for p in self.patterns)
-
-    @staticmethod
-    def for_bind(host: str, token: str | None, patterns: Iterable[str] = ()) -> "Access":
-        """The access of a server bound to `host`: beyond loopback a token is required."""
-        if token is not None and len(token) < 16:
-            raise ConfigError("the service token must be at least 16 characters long")
-        if token is None and host not in LOOPBACK:
-            raise ConfigError(f"refusing to serve on {host} without a token: set TMEM_SERVE_TOKEN "
-                              "(or --token-file) to a secret of 16 characters or more, or bind 127.0.0.1")
-        return Access(token, tuple(patterns))
 
 
 @dataclass
@@ -176,53 +155,60 @@ class Service:
                 pause = min(60.0, pause * 2)
             self._stop.wait(pause)
 
-    # -- memories ---------------------------------------------------------------------------
-    def memory(self, memory_id: str, must_exist: bool = True) -> Memory:
-        """The Memory for `memory_id`: "no memory" alike when absent and when not allowed."""
+    # -- memories: each call as one caller may make it --------------------------------------
+    def memory(self, caller: Scope, memory_id: str, must_exist: bool = True, write: bool = False) -> Memory:
+        """The Memory for `memory_id`: "no memory" alike when absent and when outside the caller's
+        patterns; a change asked by a read-only caller is refused (Forbidden) whether or not it exists."""
         check_memory_id(memory_id)
-        if not self.access.allows(memory_id) or (must_exist and not self.store.exists(memory_id)):
+        if not caller.allows(memory_id):
+            raise MemoryNotFound(f"no memory {memory_id!r}")
+        if write and not caller.write:
+            raise Forbidden(f"read-only: this token may read memory {memory_id!r} but not change it")
+        if must_exist and not self.store.exists(memory_id):
             raise MemoryNotFound(f"no memory {memory_id!r}")
         return Memory(memory_id, store=self.store, encoder=self.encoder)
 
-    def list_memories(self) -> list[dict[str, Any]]:
-        return [m for m in list_memories(store=self.store) if self.access.allows(m["id"])]
+    def list_memories(self, caller: Scope) -> list[dict[str, Any]]:
+        return [m for m in list_memories(store=self.store) if caller.allows(m["id"])]
 
-    def stats(self, memory_id: str) -> dict:
-        return self.memory(memory_id).stats()
+    def stats(self, caller: Scope, memory_id: str) -> dict:
+        return self.memory(caller, memory_id).stats()
 
-    def add(self, memory_id: str, turns: list) -> dict:
-        report = self.memory(memory_id, must_exist=False).add(turns)
+    def add(self, caller: Scope, memory_id: str, turns: list) -> dict:
+        report = self.memory(caller, memory_id, must_exist=False, write=True).add(turns)
         return {"memory_id": memory_id, "added": report.added, "skipped": report.skipped, "created": report.created}
 
-    def build(self, memory_id: str, flush: bool = False) -> dict:
-        memory = self.memory(memory_id)
+    def build(self, caller: Scope, memory_id: str, flush: bool = False) -> dict:
+        memory = self.memory(caller, memory_id, write=True)
         with self._llm_call():
             report = memory.build(flush=flush, llm=self.llm, wait_s=5.0)
         return {"memory_id": memory_id, "new_scenes": report.new_scenes, "new_items": report.new_items,
                 "new_topics": report.new_topics, "pending_turns": report.pending_turns}
 
-    def flush(self, memory_id: str) -> dict:
-        self.memory(memory_id).flush()
+    def flush(self, caller: Scope, memory_id: str) -> dict:
+        self.memory(caller, memory_id, write=True).flush()
         return {"memory_id": memory_id, "flush": "asked: the background builder closes the open scene"}
 
-    def recall(self, memory_id: str, query: str, speaker: str | None = None, without: Iterable[str] = (),
-               budgets: Budgets | None = None, cap: int = MAX_K, token_cap: int = MAX_TOKENS) -> dict:
-        memory = self.memory(memory_id)
+    def recall(self, caller: Scope, memory_id: str, query: str, speaker: str | None = None,
+               without: Iterable[str] = (), budgets: Budgets | None = None, cap: int = MAX_K,
+               token_cap: int = MAX_TOKENS) -> dict:
+        memory = self.memory(caller, memory_id)
         settings = (budgets or Budgets()).settings(self.settings.retrieval, cap, token_cap)
         return memory.recall(query, speaker=speaker, without=list(without), settings=settings).to_json()
 
-    def ask(self, memory_id: str, question: str, speaker: str | None = None, without: Iterable[str] = ()) -> dict:
-        memory = self.memory(memory_id)
+    def ask(self, caller: Scope, memory_id: str, question: str, speaker: str | None = None,
+            without: Iterable[str] = ()) -> dict:
+        memory = self.memory(caller, memory_id)
         with self._llm_call():
             return memory.ask(question, speaker=speaker, without=list(without), llm=self.llm)
 
-    def export(self, memory_id: str) -> dict:
-        return self.memory(memory_id).export()
+    def export(self, caller: Scope, memory_id: str) -> dict:
+        return self.memory(caller, memory_id).export()
 
-    def import_(self, memory_id: str, document: dict, replace_existing: bool = False) -> dict:
+    def import_(self, caller: Scope, memory_id: str, document: dict, replace_existing: bool = False) -> dict:
         if not isinstance(document, dict) or document.get("memory_id") != memory_id:
             raise UsageError(f"the document's memory_id must be {memory_id!r}, the memory of the request")
-        self.memory(memory_id, must_exist=False)  # the access rule, before anything is read
+        self.memory(caller, memory_id, must_exist=False, write=True)  # the access rule, before anything is read
         try:
             memory, warnings = import_memory(document, replace=replace_existing, store=self.store,
                                              encoder=self.encoder)
@@ -230,5 +216,5 @@ class Service:
             raise MemoryExists(f"memory {memory_id!r} already exists (PUT with ?replace=true to overwrite)") from None
         return {"memory_id": memory.id, "warnings": warnings, **self.store.counts(memory.id)}
 
-    def delete(self, memory_id: str) -> dict:
-        return {"memory_id": memory_id, "deleted_nodes": self.memory(memory_id).drop()}
+    def delete(self, caller: Scope, memory_id: str) -> dict:
+        return {"memory_id": memory_id, "deleted_nodes": self.memory(caller, memory_id, write=True).drop()}
