@@ -46,6 +46,9 @@ flush_option = click.option("--flush-after", type=click.FloatRange(0.1), metavar
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
 @click.option("--token-file", type=click.Path(path_type=Path, dir_okay=False),
               help="A file holding the bearer token (default: $TMEM_SERVE_TOKEN).")
+@click.option("--tokens", "tokens_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="A TOML file of tokens, each with its memory patterns and read or read-write access "
+                   "(docs/service.md, Tokens); instead of the one token and --memories.")
 @click.option("--max-body-mb", type=click.FloatRange(0.001, 1024), default=16.0, show_default=True,
               help="Largest request body accepted.")
 @memories_option
@@ -53,22 +56,30 @@ flush_option = click.option("--flush-after", type=click.FloatRange(0.1), metavar
 @flush_option
 @click.pass_context
 @friendly
-def serve_cmd(ctx, host, port, token_file, max_body_mb, patterns, no_worker, flush_after) -> None:
+def serve_cmd(ctx, host, port, token_file, tokens_file, max_body_mb, patterns, no_worker, flush_after) -> None:
     """Serve memories over HTTP (JSON API, OpenAPI page at /docs) and MCP (/mcp)."""
     import uvicorn
 
-    from ..serve.access import Access
+    from ..serve.access import Access, read_tokens
     from ..serve.http import create_app
     from ..serve.service import Service
 
     _logging()
-    access = Access.for_bind(host, _token(token_file), patterns)
+    if tokens_file is None:
+        access = Access.for_bind(host, _token(token_file), patterns)
+        callers = "" if access.tokens else ", no token (loopback only)"
+    elif token_file is not None or patterns or serve_token():
+        # one way to say who may call, so that no token is served with rules the operator did not mean
+        raise click.UsageError("--tokens replaces --token-file, $TMEM_SERVE_TOKEN and --memories: "
+                               "give the tokens file alone")
+    else:
+        access = read_tokens(tokens_file)
+        callers = f", tokens of {tokens_file}: " + "; ".join(scope.describe() for scope in access.scopes)
     service = Service(settings_of(ctx), access, worker=not no_worker,
                       flush_after_s=flush_after * 60 if flush_after else None)
     try:
         app = create_app(service, host=host, max_body_bytes=int(max_body_mb * 2**20))
-        click.echo(f"tmem serve: http://{host}:{port} (MCP at /mcp, API docs at /docs)"
-                   + ("" if access.tokens else ", no token (loopback only)"), err=True)
+        click.echo(f"tmem serve: http://{host}:{port} (MCP at /mcp, API docs at /docs){callers}", err=True)
         uvicorn.run(app, host=host, port=port, log_level="warning")
     finally:
         service.close()
