@@ -7,6 +7,7 @@ is the auto-replying endpoint of tests/fixtures/auto_llm.py."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -44,20 +45,29 @@ def env_for(llm_url: str, **extra: str) -> dict:
 @pytest.fixture(scope="module")
 def server(llm_url, store, tmp_path_factory):
     """`tmem serve` with a token, limited to memories `svc-*`."""
+    with serving(["--memories", "svc-*", "--max-body-mb", "1"], env_for(llm_url, TMEM_SERVE_TOKEN=TOKEN),
+                 tmp_path_factory.mktemp("serve") / "serve.log") as base:
+        yield base
+
+
+@contextlib.contextmanager
+def serving(args: list[str], env: dict, log: Path):
+    """`tmem serve ARGS` on a free port, its output in `log`: its base URL once it answers; at
+    the end, stopped, and its output checked for a traceback."""
     port = free_port()
-    log = tmp_path_factory.mktemp("serve") / "serve.log"
     with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "tmem_graph.cli", "serve", "--port", str(port),
-                                 "--memories", "svc-*", "--max-body-mb", "1"], cwd=ROOT, stdout=out, stderr=out,
-                                env=env_for(llm_url, TMEM_SERVE_TOKEN=TOKEN))
+        proc = subprocess.Popen([sys.executable, "-m", "tmem_graph.cli", "serve", "--port", str(port), *args],
+                                cwd=ROOT, stdout=out, stderr=out, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_http(base + "/health", proc)
     except RuntimeError as exc:
         raise AssertionError(f"tmem serve did not start ({exc}): {log.read_text()[-2000:]}") from None
-    yield base
-    proc.terminate()
-    proc.wait(timeout=30)
+    try:
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
     assert "Traceback" not in log.read_text(), log.read_text()[-3000:]
 
 
@@ -351,7 +361,7 @@ def test_mcp_over_stdio_with_the_sdk_client(llm_url, store, encoder, new_id):
 
 def test_mcp_over_streamable_http_with_a_bearer_token(server, store, encoder, new_id):
     import httpx2
-    from mcp import Client, MCPError
+    from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
     memory_id, hidden = new_id("svc-mcp-http"), new_id("other-mcp-http")
@@ -365,18 +375,22 @@ def test_mcp_over_streamable_http_with_a_bearer_token(server, store, encoder, ne
     out = asyncio.run(run(TOKEN))
     _check(out, memory_id, hidden, store, encoder, _expected_recent(store, encoder, new_id))
 
-    async def refused():
-        messages = []
-        try:
-            await run("wrong-token-of-some-length")
-        except* MCPError as group:  # the transport's task groups wrap the client's error
-            error = group.exceptions[0]
-            while isinstance(error, BaseExceptionGroup):
-                error = error.exceptions[0]
-            messages.append(error.error.message)
-        return messages
+    assert any("unauthorized" in m for m in asyncio.run(refusals(run("wrong-token-of-some-length"))))
 
-    assert any("unauthorized" in m for m in asyncio.run(refused()))
+
+async def refusals(session) -> list[str]:
+    """The messages of the MCPError an MCP client's `session` (a coroutine) ends with."""
+    from mcp import MCPError
+
+    messages = []
+    try:
+        await session
+    except* MCPError as group:  # the transport's task groups wrap the client's error
+        error = group.exceptions[0]
+        while isinstance(error, BaseExceptionGroup):
+            error = error.exceptions[0]
+        messages.append(error.error.message)
+    return messages
 
 
 def test_the_gate_checks_host_origin_token_and_size_before_any_route(raw, new_id):
