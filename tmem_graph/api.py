@@ -8,7 +8,7 @@ import json
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from .config import RetrievalSettings, Settings
 from .encode import Encoder, get_encoder, same_encoder
@@ -295,21 +295,23 @@ def build_due(settings: Settings | None = None, store: Store | None = None, llm:
 
 
 def list_memories(settings: Settings | None = None, store: Store | None = None, after: str | None = None,
-                  limit: int | None = None) -> list[dict[str, Any]]:
+                  limit: int | None = None, keep: Callable[[str], bool] | None = None) -> list[dict[str, Any]]:
     """The memories in the database in id order with their object counts: every one, or the
-    page of at most `limit` whose ids sort after `after` (the last id of the page before)."""
+    page of at most `limit` whose ids sort after `after` (the last id of the page before);
+    with `keep`, only those whose id it accepts (a caller's scope: the others are not counted)."""
     if limit is not None and limit < 1:
         raise UsageError(f"limit must be at least 1, not {limit}")
     with _borrowed(store, settings) as store:
-        if limit is not None:
-            return store.list_memories(after, limit)
         rows: list[dict[str, Any]] = []
-        while True:   # page by page: one query never counts them all
-            page = store.list_memories(after, LIST_PAGE)
-            rows += page
-            if len(page) < LIST_PAGE:
+        while True:   # id page by id page: one query never counts them all
+            ids = store.memory_ids(after, LIST_PAGE)
+            chosen = [i for i in ids if keep is None or keep(i)]
+            if limit is not None:
+                chosen = chosen[:limit - len(rows)]
+            rows += store.summaries(chosen)
+            if len(ids) < LIST_PAGE or limit is not None and len(rows) >= limit:
                 return rows
-            after = page[-1]["id"]
+            after = ids[-1]
 
 
 def apply_schema(settings: Settings | None = None, store: Store | None = None,
@@ -340,7 +342,7 @@ def check_database(repair: bool = False, settings: Settings | None = None, store
     with _borrowed(store, settings) as store:
         # the database's own dimension (its indexes', else its memories'): probing or rebuilding
         # with another encoder's would break every index
-        dims = set(store.vector_dimensions().values()) or {m["dim"] for m in store.list_memories() if m["dim"]}
+        dims = set(store.vector_dimensions().values()) or {m["dim"] for m in list_memories(store=store) if m["dim"]}
         if len(dims) > 1:
             raise SchemaError(f"the database's vector indexes and memories disagree on the dimension "
                               f"({sorted(dims)}); one database holds one dimension: export its memories, drop "

@@ -1,10 +1,10 @@
-// A page of memories in id order with their object counts: those whose id sorts after $after
-// (null: from the first), at most $limit (an ordered seek of the Memory id index, counts taken
-// for the page alone, so a page costs the same whatever the number of memories). Columns: id,
+// The named memories with their object counts, in id order (a page of store/memory_ids: the
+// counts are taken for the page alone, so a page costs the same whatever the number of
+// memories; a hidden one, an import or drop under way, is left out). $ids. Columns: id,
 // encoder, dim, created_at, turns, pending_turns, scenes, topics, items, triggers, personas.
-MATCH (m:Memory)
-WHERE m.id > coalesce($after, '') AND m.importing IS NULL   // hidden: an import or drop under way
-WITH m ORDER BY m.id LIMIT $limit
+UNWIND $ids AS id
+MATCH (m:Memory {id: id})
+WHERE m.importing IS NULL
 RETURN m.id AS id, m.encoder AS encoder, m.dim AS dim, m.created_at AS created_at,
        COUNT { MATCH (n:Turn {memory_id: m.id}) } AS turns,
        COUNT { MATCH (n:Pending {memory_id: m.id}) } AS pending_turns,

@@ -112,6 +112,12 @@ def test_every_endpoint_with_an_http_client(http, store, encoder, new_id):
     assert [t["id"] for t in recalled["recent"]] == [t["id"] for t in local["recent"]] and recalled["recent"]
     assert set(recalled) == set(local)
     assert memory_id in {m["id"] for m in http.get("/memories").json()["memories"]}
+    prefix = memory_id[:-1]   # sorts just before the id: a page of one after it is this memory
+    page = http.get("/memories", params={"limit": 1, "after": prefix}).json()
+    assert [m["id"] for m in page["memories"]] == [memory_id] and page["memories"][0]["turns"] == 4
+    rest = http.get("/memories", params={"limit": 1000, "after": page["next"] or memory_id}).json()
+    assert memory_id not in {m["id"] for m in rest["memories"]} and rest["next"] is None
+    assert http.get("/memories", params={"limit": 0}).status_code == 400
     assert http.get(f"/memories/{memory_id}").json()["pending_turns"] == 4
     built = http.post(f"/memories/{memory_id}/build", json={"flush": True})
     assert built.status_code == 200, built.text
@@ -290,6 +296,7 @@ async def _exercise(client, memory_id: str, hidden: str) -> dict:
         {"speaker": "Ana", "text": "x", "mood": "happy"}]})
     out["stats"] = await client.call_tool("get_memory_stats", {"memory_id": memory_id})
     out["list"] = await client.call_tool("list_memories", {})
+    out["page"] = await client.call_tool("list_memories", {"limit": 1, "after": memory_id[:-1]})
     out["ask"] = await client.call_tool("ask_memory", {"memory_id": memory_id, "question": "Who is allergic?"})
     out["hidden"] = await client.call_tool("get_memory_stats", {"memory_id": hidden})
     out["hidden_delete"] = await client.call_tool("delete_memory", {"memory_id": hidden, "confirm": hidden})
@@ -321,6 +328,7 @@ def _check(out: dict, memory_id: str, hidden: str, store, encoder, expected_rece
     assert out["turn_field"].content[0].text == "add_memory: turns[0].mood: Extra inputs are not permitted"
     assert out["stats"].structured_content["turns"] == 2
     assert memory_id in {m["id"] for m in out["list"].structured_content["memories"]}
+    assert [m["id"] for m in out["page"].structured_content["memories"]] == [memory_id]
     assert hidden not in {m["id"] for m in out["list"].structured_content["memories"]}
     assert "auto answer" in out["ask"].structured_content["answer"]
     for key in ("hidden", "hidden_delete"):

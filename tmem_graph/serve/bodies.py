@@ -91,6 +91,7 @@ class MemorySummary(Counts):
 
 class MemoryList(Out):
     memories: list[MemorySummary]
+    next: str | None = Field(description="`after` for the next page; null on the last page")
 
 
 class StageCost(Out):

@@ -28,7 +28,7 @@ from .bodies import (Added, Answer, Body, Built, Deleted, Error, Flushed, Health
                      Problems, Recalled, Stats, TurnRecord, body_of, problem)
 from .access import CALLER, LOOPBACK, Access, Scope
 from .mcp import build_mcp
-from .service import MAX_K, MAX_TOKENS, Budgets, Service
+from .service import LIST_DEFAULT, LIST_MAX, MAX_K, MAX_TOKENS, Budgets, Service
 
 log = logging.getLogger(__name__)
 
@@ -300,9 +300,12 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
         state = await anyio.to_thread.run_sync(service.health, limiter=health_threads)
         return JSONResponse(state, status_code=200 if state["ok"] else 503)
 
-    @route("GET", "/memories", MemoryList, summary="The memories the caller may use, with their counts")
-    def list_memories(caller: Caller) -> dict:
-        return {"memories": service.list_memories(caller)}
+    @route("GET", "/memories", MemoryList, 400, summary="A page of the memories the caller may use, with their counts")
+    def list_memories(caller: Caller,
+                      limit: Annotated[int, Query(ge=1, le=LIST_MAX, description="Memories per page.")] = LIST_DEFAULT,
+                      after: Annotated[str | None, Query(max_length=128, description=(
+                          "The `next` of the page before: memories whose ids sort after it."))] = None) -> dict:
+        return service.list_memories(caller, after, limit)
 
     @route("GET", "/memories/{memory_id}", Stats, 400, 404, summary="A memory's counts, encoder and build cost")
     def stats(memory_id: MemoryId, caller: Caller) -> dict:

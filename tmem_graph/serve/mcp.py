@@ -18,7 +18,7 @@ from pydantic import Field, ValidationError
 from ..errors import TmemError
 from .access import CALLER, Scope
 from .bodies import TurnIn, problem
-from .service import MCP_MAX_K, MCP_MAX_TOKENS, Budgets, Service
+from .service import LIST_DEFAULT, LIST_MAX, MCP_MAX_K, MCP_MAX_TOKENS, Budgets, Service
 
 MemoryId = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$",
                                 description="The memory's id (letters, digits, - _ . :), e.g. the user's or the conversation's.")]
@@ -126,11 +126,13 @@ def build_mcp(service: Service) -> MCPServer:
         return {"memory_id": memory_id, "question": question, "answer": answer["answer"],
                 "cites": answer["cites"], "evidence": answer["evidence"]}
 
-    @server.tool(name="list_memories", annotations=read_only,
-                 description="The memories this server holds that you may use, with their object counts.")
+    @server.tool(name="list_memories", annotations=read_only, description=(
+        "The memories this server holds that you may use, with their object counts, in id order, "
+        f"a page at a time (`limit`, default {LIST_DEFAULT}); pass the answer's `next` as `after` for the next page."))
     @_tool_errors
-    def list_memories(ctx: Context) -> dict[str, Any]:
-        return {"memories": service.list_memories(caller(ctx))}
+    def list_memories(ctx: Context, limit: Annotated[int, Field(ge=1, le=LIST_MAX)] = LIST_DEFAULT,
+                      after: Annotated[str | None, Field(max_length=128)] = None) -> dict[str, Any]:
+        return service.list_memories(caller(ctx), after, limit)
 
     @server.tool(name="get_memory_stats", annotations=read_only, description=(
         "A memory's counts (turns, turns waiting for their scene, scenes, topics, items, triggers, "

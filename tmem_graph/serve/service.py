@@ -33,6 +33,8 @@ MAX_K = 50           # the largest budget a service recall accepts (responses st
 MCP_MAX_K = 20       # ... and an MCP one (an agent's context is smaller still)
 MAX_TOKENS = 16_000  # the largest evidence budget a service recall packs to
 MCP_MAX_TOKENS = 8_000
+LIST_DEFAULT = 100   # memories per page of a listing, unless the caller asks (at most LIST_MAX)
+LIST_MAX = 1000
 LLM_CALLS = 4        # asks and builds a service runs at once (more get ServiceBusy: 503)
 
 
@@ -168,8 +170,11 @@ class Service:
             raise MemoryNotFound(f"no memory {memory_id!r}")
         return Memory(memory_id, store=self.store, encoder=self.encoder)
 
-    def list_memories(self, caller: Scope) -> list[dict[str, Any]]:
-        return [m for m in list_memories(store=self.store) if caller.allows(m["id"])]
+    def list_memories(self, caller: Scope, after: str | None = None, limit: int = LIST_DEFAULT) -> dict[str, Any]:
+        """A page of the memories the caller may use, in id order: {"memories", "next"} (the
+        `after` of the next page; null on the last). Memories outside its scope are not counted."""
+        rows = list_memories(store=self.store, after=after, limit=limit + 1, keep=caller.allows)
+        return {"memories": rows[:limit], "next": rows[limit - 1]["id"] if len(rows) > limit else None}
 
     def stats(self, caller: Scope, memory_id: str) -> dict:
         return self.memory(caller, memory_id).stats()

@@ -315,9 +315,13 @@ class Store:
     def exists(self, memory_id: str) -> bool:
         return bool(self.run("store/memory_get", memory_id=memory_id))
 
-    def list_memories(self, after: str | None = None, limit: int = LIST_PAGE) -> list[dict]:
-        """At most `limit` memories in id order, those whose id sorts after `after`, with counts."""
-        return self.run("store/memory_list", after=after, limit=limit)
+    def memory_ids(self, after: str | None = None, limit: int = LIST_PAGE) -> list[str]:
+        """At most `limit` memory ids in order, those that sort after `after`."""
+        return [r["id"] for r in self.run("store/memory_ids", after=after, limit=limit)]
+
+    def summaries(self, ids: list[str]) -> list[dict]:
+        """The named memories with their object counts, in id order (the absent left out)."""
+        return self.run("store/memory_list", ids=ids) if ids else []
 
     def counts(self, memory_id: str) -> dict:
         rows = self.run("store/memory_counts", memory_id=memory_id)
