@@ -15,6 +15,7 @@ from .encode import Encoder, get_encoder, same_encoder
 from .errors import EncoderMismatch, LeaseHeld, SchemaError, StoreClosed, UsageError
 from .format import MAX_TEXT_BYTES, check_memory_id, load_file, parse_document, to_document
 from .model import MemoryDoc
+from .objects import DEFAULT_LIMIT, list_objects
 from .retrieve.cascade import Cascade
 from .retrieve.evidence import asks_when, compact_evidence, format_evidence, supporting_turns
 from .retrieve.pack import pack
@@ -224,6 +225,11 @@ class Memory:
     def drop(self) -> int:
         """Delete this memory (and nothing else); return the number of nodes deleted."""
         return self.store.drop(self.id)
+
+    def list(self, kind: str, after: str | None = None, limit: int = DEFAULT_LIMIT) -> dict:
+        """A page of the memory's `turns`, `scenes` or `items` in their order: {"memory_id",
+        "kind", "objects", "next"}; pass `next` as `after` for the page after (None: the last)."""
+        return list_objects(self.store, self.id, kind, after, limit)
 
 
 def import_memory(source: str | Path | dict | MemoryDoc, settings: Settings | None = None,

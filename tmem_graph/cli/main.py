@@ -11,7 +11,7 @@ import click
 from ..config import Settings
 from ..errors import TmemError
 from ..local import enable_local_llm
-from . import db, live, memory, serve
+from . import db, live, memory, objects, serve
 from .eval import eval_group
 
 
@@ -43,7 +43,7 @@ def main(ctx: click.Context, uri, user, password, database, verbose) -> None:
 
 main.add_command(db.db)
 main.add_command(db.schema)
-for command in memory.COMMANDS:
+for command in memory.COMMANDS + objects.COMMANDS:
     main.add_command(command)
 main.add_command(live.add_cmd)
 main.add_command(live.build_cmd)

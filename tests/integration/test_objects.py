@@ -1,0 +1,85 @@
+"""A memory's objects one at a time on the real Neo4j: list with cursor paging, get (docs/api.md)."""
+
+import json
+
+import pytest
+
+from tests.integration.test_cli import one_line_error, tmem
+from tmem_graph import api
+from tmem_graph.errors import MemoryNotFound, UsageError
+
+
+@pytest.fixture
+def team(store, encoder, new_id, team_doc):
+    """The team-dinner memory under a fresh id."""
+    team_doc["memory_id"] = new_id("objects")
+    return api.import_memory(team_doc, store=store, encoder=encoder)[0]
+
+
+def every_page(memory, kind, limit):
+    """Every object of a kind, page after page, and the number of pages."""
+    objects, after, pages = [], None, 0
+    while True:
+        page = memory.list(kind, after=after, limit=limit)
+        objects += page["objects"]
+        pages += 1
+        if page["next"] is None:
+            return objects, pages
+        after = page["next"]
+
+
+@pytest.mark.parametrize("kind, limit, pages", [("turns", 4, 4), ("scenes", 2, 2), ("items", 5, 2),
+                                                 ("turns", 500, 1)])
+def test_pages_give_every_object_once_in_order(team, team_doc, kind, limit, pages):
+    objects, seen = every_page(team, kind, limit)
+    assert [o["id"] for o in objects] == [o["id"] for o in team_doc[kind]]
+    assert seen == pages   # a page is only followed by a cursor when more objects follow
+
+
+def test_objects_carry_their_links(team, team_doc):
+    turn = team.list("turns", limit=1)["objects"][0]
+    assert turn == {"id": "D1:1", "speaker": "Alice", "text": team_doc["turns"][0]["text"],
+                    "time": "2023-05-08T13:56:00", "session": 1, "scene_id": "s1", "pending": False}
+    scene = team.list("scenes", limit=1)["objects"][0]
+    assert scene["turn_ids"] == ["D1:1", "D1:2", "D1:3", "D1:4"] and scene["topic_ids"] == ["t1", "t2"]
+    connected = next(o for o in team.list("items")["objects"] if o["id"] == "i5")
+    assert connected["kind"] == "connected" and connected["scene_ids"] == ["s3", "s1"]
+
+
+def test_a_pending_turn_is_listed_last_without_a_scene(team):
+    team.add([{"speaker": "Alice", "text": "Priya is vegetarian now.", "time": "2023-07-01T10:00:00"}])
+    last = team.list("turns", after=team.list("turns", limit=15)["next"])
+    assert [(o["speaker"], o["scene_id"], o["pending"]) for o in last["objects"]] == [("Alice", None, True)]
+    assert last["next"] is None
+
+
+@pytest.mark.parametrize("kind, after, limit, message", [
+    ("topics", None, 10, "kind 'topics': must be one of turns, scenes, items"),
+    ("turns", None, 0, "limit 0: must be an integer from 1 to 500"),
+    ("turns", None, 501, "limit 501: must be an integer from 1 to 500"),
+    ("turns", None, True, "limit True: must be an integer from 1 to 500"),
+    ("turns", "not-a-cursor", 10, "after 'not-a-cursor': not a cursor of this listing of turns"),
+])
+def test_bad_requests_are_one_clear_error(team, kind, after, limit, message):
+    with pytest.raises(UsageError) as info:
+        team.list(kind, after=after, limit=limit)
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)
+
+
+def test_a_cursor_serves_only_its_own_listing(team, store):
+    cursor = team.list("turns", limit=2)["next"]
+    with pytest.raises(UsageError, match="not a cursor of this listing of scenes"):
+        team.list("scenes", after=cursor)
+    with pytest.raises(MemoryNotFound, match="no memory 'no-such-memory-xyz'"):
+        api.Memory("no-such-memory-xyz", store=store).list("turns")
+
+
+def test_the_list_command(team):
+    result = tmem("list", team.id, "items", "--limit", "4", "--json")
+    page = json.loads(result.stdout)
+    assert result.returncode == 0 and [o["id"] for o in page["objects"]] == ["i1", "i2", "i3", "i4"]
+    result = tmem("list", team.id, "items", "--after", page["next"])
+    assert result.returncode == 0 and [line.split("\t")[0] for line in result.stdout.splitlines()] == ["i5", "i6"]
+    result = tmem("list", team.id, "scenes", "--after", page["next"])
+    assert result.returncode == 1 and "not a cursor of this listing of scenes" in one_line_error(result)
+    assert tmem("list", team.id, "topics").returncode == 2
