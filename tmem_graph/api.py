@@ -15,7 +15,7 @@ from .encode import Encoder, get_encoder, same_encoder
 from .errors import EncoderMismatch, LeaseHeld, SchemaError, StoreClosed, UsageError
 from .format import MAX_TEXT_BYTES, check_memory_id, load_file, parse_document, to_document
 from .model import MemoryDoc
-from .objects import DEFAULT_LIMIT, list_objects
+from .objects import DEFAULT_LIMIT, get_object, list_objects
 from .retrieve.cascade import Cascade
 from .retrieve.evidence import asks_when, compact_evidence, format_evidence, supporting_turns
 from .retrieve.pack import pack
@@ -230,6 +230,10 @@ class Memory:
         """A page of the memory's `turns`, `scenes` or `items` in their order: {"memory_id",
         "kind", "objects", "next"}; pass `next` as `after` for the page after (None: the last)."""
         return list_objects(self.store, self.id, kind, after, limit)
+
+    def get(self, kind: str, object_id: str) -> dict:
+        """One `turn`, `scene` or `item` with its triggers, sources and neighbours (docs/api.md)."""
+        return get_object(self.store, self.id, kind, object_id)
 
 
 def import_memory(source: str | Path | dict | MemoryDoc, settings: Settings | None = None,

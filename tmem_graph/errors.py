@@ -64,6 +64,10 @@ class MemoryNotFound(TmemError):
     """No memory with the given id exists in the database."""
 
 
+class ObjectNotFound(MemoryNotFound):
+    """The memory holds no turn, scene or item with the given id (the message names both)."""
+
+
 class MemoryBusy(TmemError):
     """A memory kept changing while it was read (writers committed throughout the wait)."""
 

@@ -8,7 +8,7 @@ import base64
 import binascii
 import json
 
-from .errors import MemoryNotFound, UsageError
+from .errors import MemoryNotFound, ObjectNotFound, UsageError
 from .store import Store
 
 KINDS = ("turn", "scene", "item")
@@ -18,7 +18,11 @@ DEFAULT_LIMIT = 50
 FIELDS = {"turn": ("id", "speaker", "text", "time", "session", "scene_id", "pending"),
           "scene": ("id", "title", "summary", "narrative", "time", "turn_ids", "topic_ids"),
           "item": ("id", "kind", "text", "time", "scene_ids", "turn_ids")}
+VIEW = ("id", "family", "channel", "text", "position", "rationale")   # a trigger view
+SOURCE = {"turns": ("id", "speaker", "text", "time", "session"), "scenes": ("id", "title", "time"),
+          "topics": ("id", "title"), "scene": ("id", "title", "time")}
 PAGES = {"turn": "objects/turns_page", "scene": "objects/scenes_page", "item": "objects/items_page"}
+GETS = {"turn": "objects/turn_get", "scene": "objects/scene_get", "item": "objects/item_get"}
 
 
 def kind_of(value) -> str:
@@ -46,9 +50,42 @@ def list_objects(store: Store, memory_id: str, kind: str, after: str | None = No
             "next": following}
 
 
+def get_object(store: Store, memory_id: str, kind: str, object_id: str) -> dict:
+    """One turn, scene or item: {"memory_id", "kind", "object", "triggers" (its trigger views),
+    "sources" (what it rests on), "neighbours", and for turns and scenes "derived" (the items
+    that rest on it)}; ObjectNotFound names the kind and id when the memory has no such object."""
+    kind = kind_of(kind)
+    if not isinstance(object_id, str) or not object_id:
+        raise UsageError(f"id {object_id!r}: must be a non-empty string")
+    rows = store.run(GETS[kind], memory_id=memory_id, id=object_id)
+    if not rows:
+        raise MemoryNotFound(f"no memory {memory_id!r}")
+    row = rows[0]
+    if row["object"] is None:
+        raise ObjectNotFound(f"memory {memory_id!r} has no {kind} {object_id!r}")
+    out = {"memory_id": memory_id, "kind": kind, "object": shown(kind, row["object"]),
+           "triggers": [_ordered(v, VIEW) for v in row.get("triggers", [])]}
+    if kind == "turn":
+        out["sources"] = {"scene": row["scene"] and _ordered(row["scene"], SOURCE["scene"]),
+                          "pending": row["object"]["pending"]}
+        out["neighbours"] = {"previous": row["previous"], "next": row["next"]}
+    else:
+        held = ("turns", "topics") if kind == "scene" else ("scenes", "turns")
+        out["sources"] = {key: [_ordered(r, SOURCE[key]) for r in row[key]] for key in held}
+        out["neighbours"] = ({"previous": row["previous"], "next": row["next"]} if kind == "scene"
+                             else {"items": row["items"]})
+    if kind != "item":
+        out["derived"] = {"items": row["items"]}
+    return out
+
+
 def shown(kind: str, row: dict) -> dict:
     """An object as the operations show it: its fields in order (its `seq` is the cursor's business)."""
-    return {k: row[k] for k in FIELDS[kind]}
+    return _ordered(row, FIELDS[kind])
+
+
+def _ordered(row: dict, keys: tuple[str, ...]) -> dict:
+    return {k: row[k] for k in keys}
 
 
 def _cursor(kind: str, row: dict) -> str:

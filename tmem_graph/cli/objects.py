@@ -1,4 +1,4 @@
-"""The commands on one memory's objects: list, get (docs/api.md, "Objects of a memory")."""
+"""The commands on one memory's objects: list, get (docs/api.md)."""
 
 from __future__ import annotations
 
@@ -35,6 +35,40 @@ def list_cmd(ctx, memory_id, kind, after, limit, as_json) -> None:
                    err=True)
 
 
+@click.command("get")
+@click.argument("memory_id")
+@click.argument("kind", type=click.Choice(["turn", "scene", "item"]))
+@click.argument("object_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Print the object with its triggers, sources and neighbours.")
+@click.pass_context
+@friendly
+def get_cmd(ctx, memory_id, kind, object_id, as_json) -> None:
+    """Show one turn, scene or item with its triggers, sources and neighbours."""
+    got = api.Memory(memory_id, store=store_of(ctx)).get(kind, object_id)
+    if as_json:
+        echo_json(got)
+        return
+    o, sources = got["object"], got["sources"]
+    lines = [f"{kind} {o['id']}: {describe(kind, o)}"]
+    if kind == "scene" and (o["summary"] or o["narrative"]):
+        lines.append(f"  {o['summary'] or o['narrative']}")
+    for v in got["triggers"]:
+        lines.append(f"  trigger {v['family']}/{v['channel']}: {v['text']}")
+    for t in sources.get("turns", []):
+        lines.append(f"  turn {t['id']} {t['speaker']}: {t['text']}")
+    for s in sources.get("scenes", []):
+        lines.append(f"  from scene {s['id']}: {s['title'] or '(untitled)'}")
+    if sources.get("topics"):
+        lines.append(f"  topics: {', '.join(t['id'] for t in sources['topics'])}")
+    lines += [f"  {name}: {value}" for name, value in got["neighbours"].items()
+              if value and not isinstance(value, list)]
+    if got["neighbours"].get("items"):
+        lines.append(f"  items of the same scenes: {', '.join(got['neighbours']['items'])}")
+    if got.get("derived", {}).get("items"):
+        lines.append(f"  items resting on it: {', '.join(got['derived']['items'])}")
+    click.echo("\n".join(lines))
+
+
 def describe(kind: str, o: dict) -> str:
     """One line of an object: a turn's speaker and text, a scene's title, an item's text."""
     when = f" ({o['time']})" if o.get("time") else ""
@@ -47,4 +81,4 @@ def describe(kind: str, o: dict) -> str:
     return f"{o['text']}{when} [{o['kind']}; scenes {', '.join(o['scene_ids'])}]"
 
 
-COMMANDS = (list_cmd,)
+COMMANDS = (list_cmd, get_cmd)
