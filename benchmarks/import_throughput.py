@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import platform
@@ -80,6 +81,22 @@ class ReplayEncoder(Encoder):
         out = [self.memo[t] for t in texts]
         self.seconds += time.perf_counter() - t0
         return out
+
+
+class HashVectors(dict):
+    """A unit vector for any text, drawn from a generator seeded by the text's hash: the import's
+    database side alone at a size whose encoding would take hours (`--hash-vectors`)."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def __missing__(self, text: str) -> list[float]:
+        import numpy as np
+
+        seed = int.from_bytes(hashlib.sha1(text.encode("utf-8")).digest()[:8], "little")
+        v = np.random.default_rng(seed).standard_normal(self.dim)
+        return (v / np.linalg.norm(v)).tolist()
 
 
 class TimedStore:
@@ -212,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save-vectors", type=Path, help="save the encoded vectors (npz) for --load-vectors")
     ap.add_argument("--load-vectors", type=Path,
                     help="skip the encoder: only the import with vectors replayed from this npz")
+    ap.add_argument("--hash-vectors", action="store_true",
+                    help="skip the encoder: only the import, with vectors drawn from each text's hash")
     ap.add_argument("--profile-writes", action="store_true",
                     help="first, on the fresh database, run the import's write queries in one transaction "
                          "with a PROFILE of each one's second batch, then roll back (needs --load-vectors)")
@@ -262,8 +281,8 @@ def main(argv: list[str] | None = None) -> int:
             print("profiling the write queries in one transaction (rolled back):", flush=True)
             writes_profile = profile_writes(store, parsed, ReplayEncoder(real, load_vectors(args.load_vectors)))
         for n in range(args.runs):
-            if args.load_vectors:  # only (2): the database side, e.g. to compare server settings
-                memo = load_vectors(args.load_vectors)
+            if args.load_vectors or args.hash_vectors:  # only (2): the database side
+                memo = load_vectors(args.load_vectors) if args.load_vectors else HashVectors(real.dim)
                 if store.exists(parsed.memory_id):
                     store.drop(parsed.memory_id)
                 replay = ReplayEncoder(real, memo)
