@@ -46,6 +46,11 @@ class DatabaseFault(TmemError):
     """Neo4j failed inside a query (e.g. an index left unusable by a crash)."""
 
 
+class RolledBack(DatabaseFault):
+    """Neo4j rolled a write transaction back (a deadlock with another writer): nothing of it was
+    written, and running it again is safe. The writers of this package run it again themselves."""
+
+
 class TransactionTooLarge(TmemError):
     """A write needs more transaction memory than the server allows; the message names the setting."""
 

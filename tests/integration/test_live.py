@@ -415,3 +415,28 @@ def test_a_schema_from_before_the_live_path_asks_for_schema_apply_to_write_not_t
     finally:
         store.apply_schema(encoder.dim)
     assert [t.id for t in memory.recall("hello").recent] == ["T1"]
+
+
+def test_an_add_and_a_build_that_neo4j_rolls_back_run_again(store, encoder, new_id, auto, monkeypatch):
+    """A deadlock between an add and a build (seen with two processes on a loaded machine):
+    Neo4j rolls one transaction back; the add or the build's write runs again, whole, once."""
+    from tmem_graph.errors import RolledBack
+
+    real = store.tx_run
+    failed = []
+
+    def deadlock_once(tx, name, **params):
+        if name in ("live/turns_add", "live/build_done") and name not in failed:
+            failed.append(name)
+            raise RolledBack(f"Neo4j rolled back {name} (a deadlock, simulated)")
+        return real(tx, name, **params)
+
+    monkeypatch.setattr(store, "tx_run", deadlock_once)
+    memory = api.Memory(new_id("live-deadlock"), store=store, encoder=encoder)
+    turns = read_conversation(DIALOGUE)
+    report = memory.add(turns[:4])
+    assert report.added == [t.id for t in turns[:4]] and report.created
+    memory.build(flush=True, llm=auto.client())
+    assert failed == ["live/turns_add", "live/build_done"]   # each failed once, then ran whole
+    assert [t["id"] for t in memory.export()["turns"]] == [t.id for t in turns[:4]]
+    assert boundaries(store, memory.id) == [[t.id for t in turns[:4]]] and memory.stats()["pending_turns"] == 0

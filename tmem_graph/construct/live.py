@@ -20,15 +20,16 @@ same windows as one batch ingest of it and reaches the same scenes.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..encode import Encoder, same_encoder
-from ..errors import EncoderMismatch, MemoryBusy, ValidationError
+from ..errors import EncoderMismatch, MemoryBusy, RolledBack, ValidationError
 from ..format import check_memory_id
 from ..llm.client import LLMClient
 from ..model import Turn, turn_passage
-from ..store import Store, ft_scope, new_version
+from ..store import TRANSIENT_TRIES, Store, ft_scope, new_version
 from . import stages
 from .inputs import InputTurn
 
@@ -56,11 +57,15 @@ def add_turns(store: Store, encoder: Encoder, memory_id: str, incoming: list[Inp
     texts = [t.text for t in incoming] + [turn_passage(t.speaker, t.text) for t in incoming]
     encoded = encoder.encode(texts, batch_size=store.settings.encode_batch)
     vectors = list(zip(encoded[:len(incoming)], encoded[len(incoming):]))
-    for _ in range(3):
+    for attempt in range(1, TRANSIENT_TRIES + 1):
         try:
             return _add(store, encoder, memory_id, incoming, vectors)
         except _Vanished:
             continue  # the memory was dropped while this add waited for it: add to a new one
+        except RolledBack:   # a deadlock with a build of the memory: Neo4j undid this add whole
+            if attempt == TRANSIENT_TRIES:
+                raise
+            time.sleep(0.05 * attempt)
     raise MemoryBusy(f"memory {memory_id!r} was dropped or replaced three times while turns were added to it; "
                      "try again")
 

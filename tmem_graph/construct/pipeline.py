@@ -12,16 +12,17 @@ so a killed build re-run gives the same graph without asking the LLM again.
 from __future__ import annotations
 
 import json
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, TypeVar
 
 from ..encode import Encoder, same_encoder
-from ..errors import EncoderMismatch, MemoryNotFound
+from ..errors import EncoderMismatch, MemoryNotFound, RolledBack
 from ..llm.client import LLMClient
 from ..format import check_memory_id
 from ..model import Item, MemoryDoc, Persona, Scene, Turn
-from ..store import Store, WriteLease, ft_scope, new_version
+from ..store import TRANSIENT_TRIES, Store, WriteLease, ft_scope, new_version
 from ..transfer import export_memory, memory_rows, write_rows
 from . import live, stages
 from .inputs import InputTurn
@@ -273,13 +274,21 @@ class Builder:
             row["seq"] = position.get(row["id"], len(old.topics) + n)
         m = delta.memory_id
         ledger = self._merged_ledger(m)
-        with self._lease.committing(), self.store.transaction() as tx:
-            self._lease.check_in(tx)
-            write_rows(self.store, tx, m, rows)
-            self.store.tx_run(tx, "live/turns_settle", memory_id=m, built=sorted(built), marks=marks,
-                              ft_scope=ft_scope("turn", m))
-            self.store.tx_run(tx, "live/build_done", memory_id=m, persona_upto=persona_upto, flushed=flushed,
-                              speakers=delta.speakers, ledger=json.dumps(ledger), version=new_version())
+        for attempt in range(1, TRANSIENT_TRIES + 1):
+            try:
+                with self._lease.committing(), self.store.transaction() as tx:
+                    self._lease.check_in(tx)
+                    write_rows(self.store, tx, m, rows)
+                    self.store.tx_run(tx, "live/turns_settle", memory_id=m, built=sorted(built), marks=marks,
+                                      ft_scope=ft_scope("turn", m))
+                    self.store.tx_run(tx, "live/build_done", memory_id=m, persona_upto=persona_upto,
+                                      flushed=flushed, speakers=delta.speakers, ledger=json.dumps(ledger),
+                                      version=new_version())
+                break
+            except RolledBack:   # a deadlock with an add: Neo4j undid the round's write whole
+                if attempt == TRANSIENT_TRIES:
+                    raise
+                time.sleep(0.05 * attempt)
         self.progress("write", 1, 1)
 
     def _merged_ledger(self, memory_id: str) -> dict[str, dict]:

@@ -1,7 +1,7 @@
 """The only door to Neo4j (the only package that imports `neo4j`): `Store` runs the named,
 parameterised queries of `cypher/`, `WriteLease` keeps one writer per memory."""
 
-from .graph import LIST_PAGE, Store, bolt_ping, ft_scope, new_version
+from .graph import LIST_PAGE, TRANSIENT_TRIES, Store, bolt_ping, ft_scope, new_version
 from .lease import WriteLease
 
-__all__ = ["LIST_PAGE", "Store", "WriteLease", "bolt_ping", "ft_scope", "new_version"]
+__all__ = ["LIST_PAGE", "TRANSIENT_TRIES", "Store", "WriteLease", "bolt_ping", "ft_scope", "new_version"]

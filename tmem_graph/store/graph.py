@@ -17,8 +17,8 @@ from neo4j.exceptions import (AuthError, ClientError, DriverError, IncompleteCom
                               ServiceUnavailable, SessionExpired, TransientError)
 
 from ..config import MAX_BUDGET, RetrievalSettings, Settings
-from ..errors import (DatabaseFault, DatabaseUnavailable, MemoryExists, MemoryNotFound, SchemaError, StoreClosed,
-                      TransactionTooLarge, ValidationError)
+from ..errors import (DatabaseFault, DatabaseUnavailable, MemoryExists, MemoryNotFound, RolledBack, SchemaError,
+                      StoreClosed, TransactionTooLarge, ValidationError)
 from .lease import WriteLease
 from .queries import READ, WRITE, access_mode, names, query
 
@@ -176,6 +176,9 @@ class Store:
                                       "the write may or may not have landed: check it before writing again") from None
         except (ServiceUnavailable, SessionExpired) as exc:
             raise DatabaseUnavailable(f"lost Neo4j at {self.settings.uri} during {name}: {_short(exc)}") from None
+        except TransientError as exc:
+            raise RolledBack(f"Neo4j rolled back {name} ({_short(exc)}); nothing of it was written: "
+                             "run it again") from None
         except Neo4jError as exc:
             text = str(exc.message or exc)
             if "MemoryPoolOutOfMemoryError" in (exc.code or "") + text or "memory pool" in text.lower():
