@@ -122,6 +122,17 @@ def test_every_endpoint_with_an_http_client(http, store, encoder, new_id):
     built = http.post(f"/memories/{memory_id}/build", json={"flush": True})
     assert built.status_code == 200, built.text
     assert built.json()["new_scenes"] == 1 and built.json()["pending_turns"] == 0
+    local = api.Memory(memory_id, store=store, encoder=encoder)
+    first = http.get(f"/memories/{memory_id}/turns", params={"limit": 3}).json()
+    assert first == local.list("turns", limit=3) and [t["id"] for t in first["objects"]] == ["a1", "a2", "a3"]
+    rest = http.get(f"/memories/{memory_id}/turns", params={"after": first["next"]}).json()
+    assert [t["id"] for t in rest["objects"]] == ["a4"] and rest["next"] is None
+    scene = http.get(f"/memories/{memory_id}/scenes").json()["objects"][0]
+    detail = http.get(f"/memories/{memory_id}/scenes/{scene['id']}")
+    assert detail.status_code == 200 and detail.json() == local.get("scene", scene["id"])
+    assert http.get(f"/memories/{memory_id}/scenes/nope").status_code == 404
+    assert http.get(f"/memories/{memory_id}/topics").status_code == 400   # not a kind one can list
+    assert http.get(f"/memories/{memory_id}/turns", params={"after": "garbage"}).status_code == 400
     after = http.post(f"/memories/{memory_id}/recall", json=query).json()
     assert after["scenes"][0]["turns"][0]["id"] == "a1" and after["scenes"][0]["via"]
     assert after == {**api.Memory(memory_id, store=store, encoder=encoder).recall(query["query"],
@@ -271,7 +282,8 @@ def test_serve_refuses_to_start_beyond_loopback_without_a_token(llm_url):
 
 # -- MCP -------------------------------------------------------------------------------------
 
-TOOLS = {"add_memory", "search_memory", "ask_memory", "list_memories", "get_memory_stats", "delete_memory"}
+TOOLS = {"add_memory", "search_memory", "ask_memory", "list_memories", "list_objects", "get_object",
+         "get_memory_stats", "delete_memory"}
 
 
 async def _exercise(client, memory_id: str, hidden: str) -> dict:
@@ -297,6 +309,9 @@ async def _exercise(client, memory_id: str, hidden: str) -> dict:
     out["stats"] = await client.call_tool("get_memory_stats", {"memory_id": memory_id})
     out["list"] = await client.call_tool("list_memories", {})
     out["page"] = await client.call_tool("list_memories", {"limit": 1, "after": memory_id[:-1]})
+    out["objects"] = await client.call_tool("list_objects", {"memory_id": memory_id, "kind": "turns", "limit": 1})
+    out["object"] = await client.call_tool("get_object", {"memory_id": memory_id, "kind": "turn", "id": "T1"})
+    out["no_object"] = await client.call_tool("get_object", {"memory_id": memory_id, "kind": "turn", "id": "zz"})
     out["ask"] = await client.call_tool("ask_memory", {"memory_id": memory_id, "question": "Who is allergic?"})
     out["hidden"] = await client.call_tool("get_memory_stats", {"memory_id": hidden})
     out["hidden_delete"] = await client.call_tool("delete_memory", {"memory_id": hidden, "confirm": hidden})
@@ -329,6 +344,10 @@ def _check(out: dict, memory_id: str, hidden: str, store, encoder, expected_rece
     assert out["stats"].structured_content["turns"] == 2
     assert memory_id in {m["id"] for m in out["list"].structured_content["memories"]}
     assert [m["id"] for m in out["page"].structured_content["memories"]] == [memory_id]
+    assert [t["id"] for t in out["objects"].structured_content["objects"]] == ["T1"]
+    assert out["objects"].structured_content["next"] is not None
+    assert out["object"].structured_content["object"]["id"] == "T1"
+    assert out["no_object"].is_error and "zz" in out["no_object"].content[0].text
     assert hidden not in {m["id"] for m in out["list"].structured_content["memories"]}
     assert "auto answer" in out["ask"].structured_content["answer"]
     for key in ("hidden", "hidden_delete"):
@@ -490,7 +509,7 @@ def undeclared(doc: dict, answers: list[httpx.Response]) -> list[str]:
         method, path = response.request.method.lower(), response.request.url.path
         if path in ("/openapi.json", "/docs") or path.startswith("/mcp"):
             continue
-        template = next((t for pattern, t in routes if pattern.match(path)), None)
+        template = next((t for pattern, t in routes if pattern.match(path) and method in doc["paths"][t]), None)
         operation = doc["paths"].get(template, {}).get(method)
         declared = (operation or {}).get("responses", {}).get(str(response.status_code))
         if declared is None:

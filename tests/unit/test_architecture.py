@@ -162,7 +162,7 @@ ALLOWED = {
     "evaluate": CORE | {"answering", "api", "construct", "encode", "llm", "llm.prompts", "retrieve.evidence",
                         "retrieve.fuse", "retrieve.presets", "retrieve.results"},
     "local": {"config", "errors", "llm", "store"},
-    "serve": CORE | {"api", "construct", "encode", "llm", "store"},
+    "serve": CORE | {"api", "construct", "encode", "llm", "objects", "store"},
     "tmem_graph": {"api", "config", "errors"},
 }
 

@@ -89,6 +89,25 @@ class MemorySummary(Counts):
     created_at: str
 
 
+class ObjectPage(Out):
+    """A page of a memory's turns, scenes or items (docs/api.md, "list")."""
+    memory_id: str
+    kind: Literal["turns", "scenes", "items"]
+    objects: list[dict[str, Any]] = Field(description="each turn, scene or item as docs/api.md shows it")
+    next: str | None = Field(description="`after` for the next page; null on the last page")
+
+
+class ObjectDetail(Out):
+    """One turn, scene or item with its trigger views, sources and neighbours (docs/api.md, "get")."""
+    memory_id: str
+    kind: Literal["turn", "scene", "item"]
+    object: dict[str, Any]
+    triggers: list[dict[str, Any]]
+    sources: dict[str, Any]
+    neighbours: dict[str, Any]
+    derived: dict[str, Any] | None = Field(default=None, description="turns and scenes: the items resting on them")
+
+
 class MemoryList(Out):
     memories: list[MemorySummary]
     next: str | None = Field(description="`after` for the next page; null on the last page")

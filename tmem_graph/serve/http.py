@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 from fastapi import Depends, FastAPI, Path, Query, Request
@@ -24,11 +24,12 @@ from starlette.routing import Route
 
 import tmem_graph.errors as errors
 from . import docs_page
+from ..objects import MAX_LIMIT
 from .bodies import (Added, Answer, Body, Built, Deleted, Error, Flushed, Health, Imported, MemoryDocument, MemoryList,
-                     Problems, Recalled, Stats, TurnRecord, body_of, problem)
+                     ObjectDetail, ObjectPage, Problems, Recalled, Stats, TurnRecord, body_of, problem)
 from .access import CALLER, LOOPBACK, Access, Scope
 from .mcp import build_mcp
-from .service import LIST_DEFAULT, LIST_MAX, MAX_K, MAX_TOKENS, Budgets, Service
+from .service import LIST_DEFAULT, LIST_MAX, MAX_K, MAX_TOKENS, OBJECTS_DEFAULT, Budgets, Service
 
 log = logging.getLogger(__name__)
 
@@ -344,6 +345,20 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
 
     # the document is checked by the library (its messages name the object: items[12].scene_ids[0]),
     # so the body is read as it is and only declared as a MemoryDocument
+    @route("GET", "/memories/{memory_id}/{kind}", ObjectPage, 400, 404,
+           summary="A page of a memory's turns, scenes or items, in their order")
+    def list_objects(memory_id: MemoryId, kind: Literal["turns", "scenes", "items"], caller: Caller,
+                     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Objects per page.")] = OBJECTS_DEFAULT,
+                     after: Annotated[str | None, Query(max_length=512, description=(
+                         "The `next` of the page before."))] = None) -> dict:
+        return service.list_objects(caller, memory_id, kind, after, limit)
+
+    @route("GET", "/memories/{memory_id}/{kind}/{object_id}", ObjectDetail, 400, 404,
+           summary="One turn, scene or item with its trigger views, sources and neighbours")
+    def get_object(memory_id: MemoryId, kind: Literal["turns", "scenes", "items"],
+                   object_id: Annotated[str, Path(max_length=256)], caller: Caller) -> dict:
+        return service.get_object(caller, memory_id, kind, object_id)
+
     @route("PUT", "/memories/{memory_id}", Imported, 400, 404, 409, write=True, openapi_extra=body_of(MemoryDocument),
            summary="Import a tmem-memory/1 document as this memory (409 if it exists, unless replace)")
     def import_memory(memory_id: MemoryId, document: dict[str, Any], caller: Caller,

@@ -7,7 +7,7 @@ over stdio with the server's."""
 from __future__ import annotations
 
 import functools
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any, Callable, Literal
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
@@ -18,7 +18,8 @@ from pydantic import Field, ValidationError
 from ..errors import TmemError
 from .access import CALLER, Scope
 from .bodies import TurnIn, problem
-from .service import LIST_DEFAULT, LIST_MAX, MCP_MAX_K, MCP_MAX_TOKENS, Budgets, Service
+from ..objects import MAX_LIMIT
+from .service import LIST_DEFAULT, LIST_MAX, MCP_MAX_K, MCP_MAX_TOKENS, OBJECTS_DEFAULT, Budgets, Service
 
 MemoryId = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$",
                                 description="The memory's id (letters, digits, - _ . :), e.g. the user's or the conversation's.")]
@@ -133,6 +134,24 @@ def build_mcp(service: Service) -> MCPServer:
     def list_memories(ctx: Context, limit: Annotated[int, Field(ge=1, le=LIST_MAX)] = LIST_DEFAULT,
                       after: Annotated[str | None, Field(max_length=128)] = None) -> dict[str, Any]:
         return service.list_memories(caller(ctx), after, limit)
+
+    @server.tool(name="list_objects", annotations=read_only, description=(
+        "A page of a memory's turns, scenes or items in their order (what was said, the scenes it was "
+        f"organised into, the facts distilled from them); `limit` default {OBJECTS_DEFAULT}, pass the "
+        "answer's `next` as `after` for the next page."))
+    @_tool_errors
+    def list_objects(ctx: Context, memory_id: MemoryId, kind: Literal["turns", "scenes", "items"],
+                     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = OBJECTS_DEFAULT,
+                     after: Annotated[str | None, Field(max_length=512)] = None) -> dict[str, Any]:
+        return service.list_objects(caller(ctx), memory_id, kind, after, limit)
+
+    @server.tool(name="get_object", annotations=read_only, description=(
+        "One turn, scene or item of a memory by its id, with the trigger views written for it, its "
+        "sources (an item's scenes and turns, a scene's turns) and its neighbours."))
+    @_tool_errors
+    def get_object(ctx: Context, memory_id: MemoryId, kind: Literal["turn", "scene", "item"],
+                   id: Annotated[str, Field(min_length=1, max_length=256)]) -> dict[str, Any]:
+        return service.get_object(caller(ctx), memory_id, kind, id)
 
     @server.tool(name="get_memory_stats", annotations=read_only, description=(
         "A memory's counts (turns, turns waiting for their scene, scenes, topics, items, triggers, "

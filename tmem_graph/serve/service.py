@@ -35,6 +35,7 @@ MAX_TOKENS = 16_000  # the largest evidence budget a service recall packs to
 MCP_MAX_TOKENS = 8_000
 LIST_DEFAULT = 100   # memories per page of a listing, unless the caller asks (at most LIST_MAX)
 LIST_MAX = 1000
+OBJECTS_DEFAULT = 50  # a memory's turns, scenes or items per page (at most objects.MAX_LIMIT)
 LLM_CALLS = 4        # asks and builds a service runs at once (more get ServiceBusy: 503)
 
 
@@ -175,6 +176,13 @@ class Service:
         `after` of the next page; null on the last). Memories outside its scope are not counted."""
         rows = list_memories(store=self.store, after=after, limit=limit + 1, keep=caller.allows)
         return {"memories": rows[:limit], "next": rows[limit - 1]["id"] if len(rows) > limit else None}
+
+    def list_objects(self, caller: Scope, memory_id: str, kind: str, after: str | None = None,
+                     limit: int = OBJECTS_DEFAULT) -> dict:
+        return self.memory(caller, memory_id).list(kind, after, limit)
+
+    def get_object(self, caller: Scope, memory_id: str, kind: str, object_id: str) -> dict:
+        return self.memory(caller, memory_id).get(kind, object_id)
 
     def stats(self, caller: Scope, memory_id: str) -> dict:
         return self.memory(caller, memory_id).stats()
