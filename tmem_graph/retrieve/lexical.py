@@ -72,8 +72,8 @@ class Bm25:
                 self.lengths[field].append(sum(terms.values()))
                 for term, tf in terms.items():
                     self.postings[field].setdefault(term, []).append((n, tf))
-        self.average = {f: (sum(v) / c if (c := sum(1 for x in v if x)) else 0.0) for f, v in self.lengths.items()}
-        self.having = {f: sum(1 for x in v if x) for f, v in self.lengths.items()}
+        self.having = {f: sum(1 for x in v if x) for f, v in self.lengths.items()}   # Lucene's docCount
+        self.average = {f: sum(v) / self.having[f] if self.having[f] else 0.0 for f, v in self.lengths.items()}
 
     def __len__(self) -> int:
         return len(self.ids)
