@@ -5,10 +5,12 @@
 // ranked by the caller on the memory's own statistics (retrieve/lexical.py): the topic and scene
 // rankings arrive as $topic_bm25_ids and $scene_bm25_ids, to gather their topics' scenes and
 // cosines here.
-// Each vector search runs only when the memory holds an object it can find: after its index was
-// rebuilt (`tmem db check --repair`), Neo4j 2026.08 fails a filtered search that matches nothing
-// with an internal error (docs/reliability.md), and a live memory starts with turns alone.
-// $memory_id, $vector, $limit, $commit_ms; $topic_bm25_ids, $scene_bm25_ids; switches $topics,
+// No vector search asks for more entries than its index holds for the memory, and none runs when it
+// holds none: Neo4j 2026.08 fails a filtered search whose LIMIT exceeds its matches with an internal
+// error once the index was rebuilt (`tmem db check --repair`) or holds a deleted entry of any
+// memory (docs/reliability.md); the caller caps each depth by the memory's counts (Lexicon.depth).
+// $memory_id, $vector, $limit (the depth of the exact recent ranking), $commit_ms; the vector
+// searches' depths $topic_k, $scene_k, $dialogue_k, $item_k, $lane_limit; $topic_bm25_ids, $scene_bm25_ids; switches $topics,
 // $scene_dense, $dialogue, $turns, $item_dense, $persona, $recent, $recent_lexical (booleans) and
 // $families (the trigger families asked for); $past_commit (run the searches even though a
 // writer's `committing` mark is set: the caller knows it is stale; otherwise a recall that finds
@@ -34,9 +36,9 @@ CALL () {
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $topics
-    AND EXISTS { MATCH (:Topic {memory_id: $memory_id}) }
+    AND $topic_k > 0 AND EXISTS { MATCH (:Topic {memory_id: $memory_id}) }
   MATCH (n:Topic)
-    SEARCH n IN (VECTOR INDEX topic_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
+    SEARCH n IN (VECTOR INDEX topic_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $topic_k)
     SCORE AS score
   WITH n, score ORDER BY score DESC, n.id
   RETURN collect(n.id) AS topic_dense_ids, collect(score) AS topic_dense_scores
@@ -49,24 +51,24 @@ CALL (topic_dense_ids) {
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $scene_dense
-    AND EXISTS { MATCH (:Scene {memory_id: $memory_id}) }
+    AND $scene_k > 0 AND EXISTS { MATCH (:Scene {memory_id: $memory_id}) }
   MATCH (n:Scene)
-    SEARCH n IN (VECTOR INDEX scene_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
+    SEARCH n IN (VECTOR INDEX scene_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $scene_k)
     SCORE AS score
   WITH n, score ORDER BY score DESC, n.id
   RETURN collect(n.id) AS scene_dense_ids, collect(score) AS scene_dense_scores
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $dialogue
-    AND EXISTS { MATCH (:Scene {memory_id: $memory_id}) }
+    AND $dialogue_k > 0 AND EXISTS { MATCH (:Scene {memory_id: $memory_id}) }
   MATCH (n:Scene)
-    SEARCH n IN (VECTOR INDEX scene_dialogue_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
+    SEARCH n IN (VECTOR INDEX scene_dialogue_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $dialogue_k)
     SCORE AS score
   WITH n, score ORDER BY score DESC, n.id
   RETURN collect(n.id) AS dialogue_ids, collect(score) AS dialogue_scores
 }
 CALL (exists, committing) {
-  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $turns
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $turns AND $lane_limit > 0
     AND EXISTS { MATCH (m:Memory {id: $memory_id}) WHERE m.turn_passages = true }
     AND EXISTS { MATCH (t:Turn {memory_id: $memory_id}) WHERE t.passage_embedding IS NOT NULL AND NOT t:Pending }
   MATCH (n:Turn)
@@ -77,7 +79,7 @@ CALL (exists, committing) {
   RETURN collect(turn) AS lane_dense_ids, collect(score) AS lane_dense_scores, collect(scene) AS lane_dense_scenes
 }
 CALL (exists, committing) {
-  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND 'scene' IN $families
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND 'scene' IN $families AND $scene_limit > 0
     AND EXISTS { MATCH (t:Trigger {memory_id: $memory_id}) WHERE t.family = 'scene' }
   MATCH (v:Trigger)
     SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
@@ -87,7 +89,7 @@ CALL (exists, committing) {
   RETURN collect(host) AS scene_trigger_ids, collect(score) AS scene_trigger_scores
 }
 CALL (exists, committing) {
-  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND 'horizon' IN $families
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND 'horizon' IN $families AND $horizon_limit > 0
     AND EXISTS { MATCH (t:Trigger {memory_id: $memory_id}) WHERE t.family = 'horizon' }
   MATCH (v:Trigger)
     SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
@@ -97,7 +99,7 @@ CALL (exists, committing) {
   RETURN collect(host) AS horizon_ids, collect(score) AS horizon_scores
 }
 CALL (exists, committing) {
-  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND 'item' IN $families
+  WITH exists WHERE exists AND (NOT committing OR $past_commit) AND 'item' IN $families AND $item_limit > 0
     AND EXISTS { MATCH (t:Trigger {memory_id: $memory_id}) WHERE t.family = 'item' }
   MATCH (v:Trigger)
     SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
@@ -108,9 +110,9 @@ CALL (exists, committing) {
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $item_dense
-    AND EXISTS { MATCH (:Item {memory_id: $memory_id}) }
+    AND $item_k > 0 AND EXISTS { MATCH (:Item {memory_id: $memory_id}) }
   MATCH (n:Item)
-    SEARCH n IN (VECTOR INDEX item_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $limit)
+    SEARCH n IN (VECTOR INDEX item_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $item_k)
     SCORE AS score
   WITH n, score ORDER BY score DESC, n.id
   RETURN collect(n.id) AS item_dense_ids, collect(score) AS item_dense_scores

@@ -16,7 +16,7 @@ import time
 from typing import Iterable
 
 from ..config import RetrievalSettings
-from ..errors import MemoryBusy, MemoryNotFound, UsageError
+from ..errors import DatabaseFault, MemoryBusy, MemoryNotFound, UsageError
 from ..store.lease import holder_gone
 from ..triggers import FAMILIES, ITEM, SCENE_FAMILIES
 from .lexical import CACHE, KINDS, Bm25, Lexicon, build, query_terms
@@ -90,7 +90,15 @@ class Cascade:
         lexicon = self.lexicon(memory_id, None)
         while True:
             params, ranked = self._ranking_params(memory_id, terms, lexicon, vector, speaker, off)
-            first = self._run("retrieve/rankings", {**params, "past_commit": False})
+            try:
+                first = self._run("retrieve/rankings", {**params, "past_commit": False})
+            except DatabaseFault:   # searched deeper than an index now holds: a delete landed since
+                fresh = self.lexicon(memory_id, lexicon)   # the Lexicon was loaded (its counts cap them)
+                if fresh is None or lexicon is None or fresh.version == lexicon.version:
+                    raise
+                self._check_deadline(memory_id, deadline, attempts)
+                lexicon = fresh
+                continue
             before = _state_of(first)
             if first["committing"] and not before["committing"]:  # the mark of a dead writer of this host
                 first = self._run("retrieve/rankings", {**params, "past_commit": True})
@@ -162,9 +170,18 @@ class Cascade:
         families = [f.key for f in SCENE_FAMILIES if scenes_on and f.ablation not in off]
         if items_on and ITEM.ablation not in off:
             families.append(ITEM.key)
-        limits = {f"{f.key}_limit": f.depth * cfg.candidates for f in FAMILIES.values()}
-        limits[f"{ITEM.key}_limit"] += len(ITEM.views) * cfg.r_trigger_items  # R triggers of three views each
-        return {"memory_id": memory_id, "vector": vector, "limit": cfg.candidates, "lane_limit": cfg.lane_depth(),
+        wanted = {f.key: f.depth * cfg.candidates for f in FAMILIES.values()}
+        wanted[ITEM.key] += len(ITEM.views) * cfg.r_trigger_items  # R triggers of three views each
+        wanted.update({"topic_embedding": cfg.candidates, "scene_embedding": cfg.candidates,
+                       "scene_dialogue_embedding": cfg.candidates, "item_embedding": cfg.candidates,
+                       "turn_embedding": cfg.lane_depth()})
+        # no vector search asks for more than its index holds for the memory (Lexicon.depth)
+        depths = {index: lexicon.depth(index, k) if lexicon is not None else 0 for index, k in wanted.items()}
+        limits = {f"{f.key}_limit": depths[f.key] for f in FAMILIES.values()}
+        return {"memory_id": memory_id, "vector": vector, "limit": cfg.candidates,
+                "topic_k": depths["topic_embedding"], "scene_k": depths["scene_embedding"],
+                "dialogue_k": depths["scene_dialogue_embedding"], "item_k": depths["item_embedding"],
+                "lane_limit": depths["turn_embedding"],
                 "commit_ms": int(MAX_COMMIT_S * 1000), "speaker": speaker,
                 "topic_bm25_ids": ranked["topic_bm25_ids"], "scene_bm25_ids": ranked["scene_bm25_ids"],
                 "recent": recent_on, "recent_lexical": recent_on and bool(terms),

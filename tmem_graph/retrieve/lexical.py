@@ -97,9 +97,17 @@ class Bm25:
 
 @dataclass
 class Lexicon:
-    """One version of one memory, indexed per kind (`KINDS`)."""
+    """One version of one memory, indexed per kind (`KINDS`), and how many entries each vector
+    index holds for it (`searchable`, by index name or trigger family): the cap of every vector
+    search's depth (docs/reliability.md, "A Neo4j fault after an index is rebuilt")."""
     version: str
     kinds: dict[str, Bm25]
+    searchable: dict[str, int]
+
+    def depth(self, index: str, wanted: int) -> int:
+        """How deep a vector search of `index` (or trigger family) may go: what is wanted, at
+        most what it holds (0: do not search)."""
+        return min(wanted, self.searchable.get(index, 0))
 
     @property
     def size(self) -> int:
@@ -121,7 +129,7 @@ def build(row: dict) -> Lexicon:
     kinds = {}
     for kind, boosts in KINDS.items():
         kinds[kind] = Bm25(((r[0], dict(zip(boosts, r[1:]))) for r in row[f"{kind}s"]), boosts)
-    return Lexicon(row["version"], kinds)
+    return Lexicon(row["version"], kinds, dict(row["searchable"]))
 
 
 class LexiconCache:

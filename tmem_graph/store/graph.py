@@ -33,9 +33,12 @@ REPAIRABLE_INDEXES = {"topic_embedding": "repair/drop_topic_embedding",
                       "trigger_embedding": "repair/drop_trigger_embedding",
                       "turn_embedding": "repair/drop_turn_embedding", "text_search": "repair/drop_text_search",
                       "turn_search": "repair/drop_turn_search"}
-# the property a node must have for `check_indexes` to probe an index in its memory, where not every node has it
-PROBE_PROPERTY = {"turn_embedding": "passage_embedding"}
-# the depths `check_indexes` searches each index at: the shallowest, the default recall's, the deepest
+# the property each vector index holds, which a node must have for `check_indexes` to probe the index in its memory
+PROBE_PROPERTY = {"topic_embedding": "embedding", "scene_embedding": "embedding",
+                  "scene_dialogue_embedding": "dialogue_embedding", "item_embedding": "embedding",
+                  "trigger_embedding": "embedding", "turn_embedding": "passage_embedding"}
+# the depths `check_indexes` searches each index at: the shallowest, the default recall's, the deepest,
+# each no deeper than the probed memory's entries, as recall (retrieve/lexical.py, Lexicon.depth)
 PROBE_LIMITS = (1, RetrievalSettings().candidates, MAX_BUDGET)
 LIST_PAGE = 1000   # memories per query of a listing
 # the indexes a recall's queries name that a schema of an older version may lack
@@ -250,9 +253,10 @@ class Store:
                 found = self.run("store/probe_memory", label=label, family=params.get("family"),
                                  property=PROBE_PROPERTY.get(name)) if label else []
                 memory = found[0]["memory_id"] if found else "probe"
+                limits = sorted({min(limit, found[0]["entries"]) for limit in PROBE_LIMITS} if found else {1})
                 try:
                     with self.session(READ) as s:   # as deep as recalls search: a crashed vector index can
-                        for limit in PROBE_LIMITS:   # answer at depth 1 and fail every search at 50
+                        for limit in limits:         # answer at depth 1 and fail every search at 50
                             s.run(query(query_name), {"memory_id": memory, "vector": vector, "limit": limit,
                                                       **params}).consume()
                     entry["ok"] = True
