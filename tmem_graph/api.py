@@ -10,12 +10,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
-from .config import RetrievalSettings, Settings
+from . import edits
+from .config import LLMSettings, RetrievalSettings, Settings
 from .encode import Encoder, get_encoder, same_encoder
 from .errors import EncoderMismatch, LeaseHeld, SchemaError, StoreClosed, UsageError
 from .format import MAX_TEXT_BYTES, check_memory_id, load_file, parse_document, to_document
 from .model import MemoryDoc
-from .objects import DEFAULT_LIMIT, get_object, list_objects
+from .objects import DEFAULT_LIMIT, get_object, kind_of, list_objects
 from .retrieve.cascade import Cascade
 from .retrieve.evidence import asks_when, compact_evidence, format_evidence, supporting_turns
 from .retrieve.pack import pack
@@ -234,6 +235,38 @@ class Memory:
     def get(self, kind: str, object_id: str) -> dict:
         """One `turn`, `scene` or `item` with its triggers, sources and neighbours (docs/api.md)."""
         return get_object(self.store, self.id, kind, object_id)
+
+    def delete(self, kind: str, object_id: str, by: str | None = None) -> dict:
+        """Delete one `turn` (and what rests on it alone) or one `item` (docs/api.md, "Delete");
+        `by` (who asked) goes into the history."""
+        kind = kind_of(kind)
+        if kind == "item":
+            return edits.delete_item(self.store, self.id, object_id, by)
+        if kind == "turn":
+            return edits.delete_turn(self.store, self.id, object_id, self.encoder, by)
+        raise UsageError(f"kind {kind!r}: only a turn or an item is deleted one at a time "
+                         "(a scene goes with its last turn)")
+
+    def update(self, kind: str, object_id: str, text: str, by: str | None = None,
+               llm: "LLMClient | None" = None) -> dict:
+        """Correct one item's text (docs/api.md, "Correct"): its embedding is rewritten, and its
+        trigger views by the build's item-trigger stage when an LLM is given or configured
+        (TMEM_LLM_*), else kept and the item marked stale."""
+        if kind_of(kind) != "item":
+            raise UsageError(f"kind {kind!r}: only an item's text is corrected")
+        if llm is None and LLMSettings.from_env().model:
+            from .llm.factory import open_llm
+
+            with open_llm() as client:
+                return self.update(kind, object_id, text, by, client)
+        from .construct.stages import item_triggers
+
+        triggers_of = (lambda item: item_triggers(item, llm)) if llm is not None else None
+        return edits.update_item(self.store, self.id, object_id, text, self.encoder, triggers_of, by)
+
+    def history(self, kind: str, object_id: str) -> dict:
+        """How one `turn`, `scene` or `item` was written and every edit of it since (docs/api.md)."""
+        return edits.history(self.store, self.id, kind, object_id)
 
 
 def import_memory(source: str | Path | dict | MemoryDoc, settings: Settings | None = None,

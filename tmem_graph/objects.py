@@ -16,8 +16,8 @@ MAX_LIMIT = 500        # objects per page: a page is one query, its size bounded
 DEFAULT_LIMIT = 50
 # each kind's fields, in the order the operations show them (Neo4j's maps have none)
 FIELDS = {"turn": ("id", "speaker", "text", "time", "session", "scene_id", "pending"),
-          "scene": ("id", "title", "summary", "narrative", "time", "turn_ids", "topic_ids"),
-          "item": ("id", "kind", "text", "time", "scene_ids", "turn_ids")}
+          "scene": ("id", "title", "summary", "narrative", "time", "turn_ids", "topic_ids", "stale"),
+          "item": ("id", "kind", "text", "time", "scene_ids", "turn_ids", "stale")}
 VIEW = ("id", "family", "channel", "text", "position", "rationale")   # a trigger view
 SOURCE = {"turns": ("id", "speaker", "text", "time", "session"), "scenes": ("id", "title", "time"),
           "topics": ("id", "title"), "scene": ("id", "title", "time")}

@@ -148,12 +148,14 @@ def write_rows(store: Store, tx, m: str, rows: dict[str, list[dict]]) -> None:
 
 
 def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: dict[str, int] | None = None,
-                chain_from: str | None = None, turns_too: bool = True) -> dict[str, list[dict]]:
+                chain_from: str | None = None, turns_too: bool = True,
+                written_by: str = "import") -> dict[str, list[dict]]:
     """Parameter rows of every write query, with every text encoded in one pass.
 
     `offsets` shifts the `seq` of turns, scenes, topics and items (when extending a memory);
     `chain_from` is the id of the memory's last scene, to be linked to the first new one;
-    `turns_too=False` leaves the turns out (a build: they were written, encoded, when added).
+    `turns_too=False` leaves the turns out (a build: they were written, encoded, when added);
+    `written_by` (`import` or `build`) is kept on new items for their history.
     """
     off = {"turns": 0, "scenes": 0, "topics": 0, "items": 0, **(offsets or {})}
     batch = _Batch()
@@ -195,7 +197,8 @@ def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: d
         "topic_scenes": [{"topic_id": t.id, "scene_id": s, "order": k}
                          for t in memory.topics for k, s in enumerate(t.scene_ids)],
         "items": [{"id": i.id, "seq": off["items"] + n, "kind": i.kind, "text": i.text, "time": i.time,
-                   "turn_ids": i.turn_ids, "embedding": vectors[item_vec[n]]} for n, i in enumerate(memory.items)],
+                   "turn_ids": i.turn_ids, "embedding": vectors[item_vec[n]], "written_by": written_by}
+                  for n, i in enumerate(memory.items)],
         "item_scenes": [{"item_id": i.id, "scene_id": s, "order": k}
                         for i in memory.items for k, s in enumerate(i.scene_ids)],
         "scene_triggers": [view_row(v, n) for n, v in enumerate(scene_views)],

@@ -1,13 +1,14 @@
 // One item with its trigger views, source scenes and turns, and the other items of its scenes.
 // $memory_id, $id. One row, none when the memory does not exist. Columns: object ({seq, id, kind,
-// text, time, scene_ids, turn_ids}; null: no such item), triggers ([{id, family, channel, text,
+// text, time, scene_ids, turn_ids, stale}; null: no such item), triggers ([{id, family, channel, text,
 // position, rationale}]), scenes ([{id, title, time}] in order), turns ([{id, speaker, text, time,
 // session}] in conversation order), items (ids of the other items of its scenes).
 MATCH (m:Memory {id: $memory_id})
 OPTIONAL MATCH (i:Item {memory_id: $memory_id, id: $id})
 WITH i, COLLECT { MATCH (s:Scene)-[h:HAS_ITEM]->(i) RETURN s ORDER BY h.order } AS scenes
 RETURN CASE WHEN i IS NOT NULL THEN {seq: i.seq, id: i.id, kind: i.kind, text: i.text, time: i.time,
-                                     scene_ids: [s IN scenes | s.id], turn_ids: coalesce(i.turn_ids, [])} END AS object,
+                                     scene_ids: [s IN scenes | s.id], turn_ids: coalesce(i.turn_ids, []),
+                                     stale: coalesce(i.stale, false)} END AS object,
        COLLECT { MATCH (v:Trigger)-[:TRIGGERS]->(i)
                  RETURN {id: v.id, family: v.family, channel: v.channel, text: v.text, position: v.position,
                          rationale: v.rationale} AS view ORDER BY v.position, v.channel } AS triggers,

@@ -1,6 +1,6 @@
 // One scene with its trigger views, turns, topics, the scenes before and after it (NEXT) and its
 // items. $memory_id, $id. One row, none when the memory does not exist. Columns: object ({seq,
-// id, title, summary, narrative, time, turn_ids, topic_ids}; null: no such scene), triggers
+// id, title, summary, narrative, time, turn_ids, topic_ids, stale}; null: no such scene), triggers
 // ([{id, family, channel, text, position, rationale}]), turns ([{id, speaker, text, time,
 // session}] in order), topics ([{id, title}]), previous, next (scene ids or null), items (ids).
 MATCH (m:Memory {id: $memory_id})
@@ -9,7 +9,7 @@ WITH s, COLLECT { MATCH (s)-[h:HAS_TURN]->(t:Turn) RETURN t ORDER BY h.order } A
      COLLECT { MATCH (p:Topic)-[:HAS_SCENE]->(s) RETURN p ORDER BY p.seq } AS topics
 RETURN CASE WHEN s IS NOT NULL THEN {seq: s.seq, id: s.id, title: s.title, summary: s.summary,
                                      narrative: s.narrative, time: s.time, turn_ids: [t IN turns | t.id],
-                                     topic_ids: [p IN topics | p.id]} END AS object,
+                                     topic_ids: [p IN topics | p.id], stale: coalesce(s.stale, false)} END AS object,
        COLLECT { MATCH (v:Trigger)-[:TRIGGERS]->(s)
                  RETURN {id: v.id, family: v.family, channel: v.channel, text: v.text, position: v.position,
                          rationale: v.rationale} AS view ORDER BY v.family, v.position, v.channel } AS triggers,

@@ -268,7 +268,8 @@ class Builder:
         # changed topics keep their place; new ones go after the old ones
         rows = memory_rows(delta, self.encoder, self.store.settings.encode_batch, offsets,
                            chain_from=old.scenes[-1].id if old.scenes else None,
-                           turns_too=False)  # the turns are in the memory already (live.add_turns)
+                           turns_too=False,  # the turns are in the memory already (live.add_turns)
+                           written_by="build")
         position = {t.id: n for n, t in enumerate(old.topics)}
         for n, row in enumerate(rows["topics"]):
             row["seq"] = position.get(row["id"], len(old.topics) + n)

@@ -45,7 +45,7 @@ LIST_PAGE = 1000   # memories per query of a listing
 RECALL_INDEXES = ("turn_embedding",)
 DELETE_QUERIES = ("store/delete_triggers", "store/delete_items", "store/delete_topics",
                   "store/delete_scenes", "store/delete_turns", "store/delete_personas",
-                  "store/delete_memory")
+                  "store/delete_changes", "store/delete_memory")
 
 
 def new_version() -> str:
