@@ -121,12 +121,55 @@ def update_item(store: Store, memory_id: str, item_id: str, text: str, encoder: 
             store.tx_run(tx, "edits/item_rewrite", memory_id=memory_id, id=item_id, text=text,
                          embedding=rows["items"][0]["embedding"], stale=triggers_of is None)
             if triggers_of is not None:
-                store.tx_run(tx, "edits/item_triggers_clear", memory_id=memory_id, id=item_id)
-                write_rows(store, tx, memory_id, {k: v if k == "item_triggers" else [] for k, v in rows.items()})
+                store.tx_run(tx, "edits/triggers_clear", memory_id=memory_id, ids=[item_id], families=["item"])
+                write_rows(store, tx, memory_id, _only(rows, "item_triggers"))
             after = _in_order("item", {**before, "text": text, "stale": triggers_of is None})
             seq = _record(store, tx, memory_id, "item", item_id, "updated", by, before=before, after=after)
     return {"memory_id": memory_id, "kind": "item", "id": item_id, "object": after,
             "triggers": "stale" if triggers_of is None else "rewritten", "change": seq}
+
+
+def refresh_stale(store: Store, lease: WriteLease, memory_id: str, encoder: Encoder,
+                  card: Callable[[Scene, list[Turn]], object], scene_views: Callable[[Scene, list[Turn]], object],
+                  item_views: Callable[[Item], list]) -> dict[str, list[str]]:
+    """Inside a build (holding the lease): write again what edits marked stale. A stale scene
+    gets a new card (title, summary, narrative) and new trigger views from the turns it keeps
+    (`card`, `scene_views`: the build's stages, which fill the Scene in place); a stale item new
+    trigger views (`item_views`). One transaction; each object's history records it. Returns
+    {"scenes", "items"}: the ids written again."""
+    row = store.run("edits/stale_read", memory_id=memory_id)[0]
+    if not row["scenes"] and not row["items"]:
+        return {"scenes": [], "items": []}
+    turns = {t["id"]: Turn(t["id"], t["speaker"], t["text"], t["time"]) for s in row["scenes"] for t in s["turns"]}
+    scenes = [Scene(s["id"], [t["id"] for t in s["turns"]], time=s["time"]) for s in row["scenes"]]
+    for scene in scenes:
+        lease.ensure()
+        card(scene, [turns[t] for t in scene.turn_ids])
+        scene_views(scene, [turns[t] for t in scene.turn_ids])
+    items = [Item(i["id"], i["kind"], i["text"], i["scene_ids"], i["time"], turn_ids=i["turn_ids"]) for i in row["items"]]
+    for item in items:
+        lease.ensure()
+        item.triggers = item_views(item)
+    rows = memory_rows(MemoryDoc(memory_id=memory_id, turns=list(turns.values()), scenes=scenes, items=items),
+                       encoder, store.settings.encode_batch, turns_too=False)
+    for out, old in zip(rows["scenes"], row["scenes"]):
+        out["seq"] = old["seq"]
+    scene_ids, item_ids = [s.id for s in scenes], [i.id for i in items]
+    with lease.committing(), store.transaction() as tx:
+        lease.check_in(tx)
+        store.tx_run(tx, "edits/triggers_clear", memory_id=memory_id, ids=scene_ids, families=["scene", "horizon"])
+        store.tx_run(tx, "edits/triggers_clear", memory_id=memory_id, ids=item_ids, families=["item"])
+        write_rows(store, tx, memory_id, _only(rows, "scenes", "scene_triggers", "item_triggers"))
+        store.tx_run(tx, "edits/stale_clear", memory_id=memory_id, scene_ids=scene_ids, item_ids=item_ids)
+        for kind, ids in (("scene", scene_ids), ("item", item_ids)):
+            for object_id in ids:
+                _record(store, tx, memory_id, kind, object_id, "rebuilt", "build")
+    return {"scenes": scene_ids, "items": item_ids}
+
+
+def _only(rows: dict[str, list[dict]], *keys: str) -> dict[str, list[dict]]:
+    """The rows of some write queries of `memory_rows`, the others empty (transfer.write_rows)."""
+    return {k: v if k in keys else [] for k, v in rows.items()}
 
 
 def history(store: Store, memory_id: str, kind: str, object_id: str) -> dict:

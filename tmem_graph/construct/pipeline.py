@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, TypeVar
 
+from .. import edits
 from ..encode import Encoder, same_encoder
 from ..errors import EncoderMismatch, MemoryNotFound, RolledBack
 from ..llm.client import LLMClient
@@ -46,6 +47,7 @@ class IngestReport:
     windows: int = 0          # windows the boundary model read
     rounds: int = 0           # build rounds that wrote something
     pending_turns: int = 0    # turns no scene holds after the build (the open scene, the unread tail)
+    rebuilt: dict[str, list[str]] = field(default_factory=dict)   # stale scenes and items written again
 
 
 def _fresh_ids(prefix: str, taken: Iterable[str]) -> Callable[[], str]:
@@ -150,6 +152,11 @@ class Builder:
             try:
                 while self._round(memory_id, report):
                     report.rounds += 1
+                report.rebuilt = edits.refresh_stale(   # what deletes and corrections left stale
+                    self.store, lease, memory_id, self.encoder,
+                    lambda s, turns: stages.scene_card(s, turns, self.llm),
+                    lambda s, turns: stages.scene_triggers(s, turns, self.llm),
+                    lambda i: stages.item_triggers(i, self.llm))
             finally:
                 self.progress = notify
         report.ledger = self._ledger_totals(memory_id)

@@ -108,6 +108,35 @@ class ObjectDetail(Out):
     derived: dict[str, Any] | None = Field(default=None, description="turns and scenes: the items resting on them")
 
 
+class ObjectDeleted(Out):
+    """What deleting one turn or item removed, and what it left stale (docs/api.md, "delete")."""
+    memory_id: str
+    kind: Literal["turn", "item"]
+    id: str
+    deleted: dict[str, Any] = Field(description="ids deleted per kind (turns, items, scenes, topics) and the trigger views' count")
+    stale: dict[str, list[str]] | None = Field(default=None, description="a turn's delete: the items and scenes marked stale")
+    change: int = Field(description="the number of the history entry it left")
+
+
+class ObjectUpdated(Out):
+    """An item after its text was corrected (docs/api.md, "update")."""
+    memory_id: str
+    kind: Literal["item"]
+    id: str
+    object: dict[str, Any]
+    triggers: Literal["rewritten", "stale"] = Field(description="rewritten by the LLM, or kept and marked stale (no LLM)")
+    change: int
+
+
+class History(Out):
+    """How one turn, scene or item was written and every edit of it since (docs/api.md, "history")."""
+    memory_id: str
+    kind: Literal["turn", "scene", "item"]
+    id: str
+    written: dict[str, Any] | None = Field(description="when and by what it was written; null once deleted")
+    changes: list[dict[str, Any]] = Field(description="[{seq, at, op, by, before, after}], oldest first")
+
+
 class MemoryList(Out):
     memories: list[MemorySummary]
     next: str | None = Field(description="`after` for the next page; null on the last page")

@@ -25,8 +25,9 @@ from starlette.routing import Route
 import tmem_graph.errors as errors
 from . import docs_page
 from ..objects import MAX_LIMIT
-from .bodies import (Added, Answer, Body, Built, Deleted, Error, Flushed, Health, Imported, MemoryDocument, MemoryList,
-                     ObjectDetail, ObjectPage, Problems, Recalled, Stats, TurnRecord, body_of, problem)
+from .bodies import (Added, Answer, Body, Built, Deleted, Error, Flushed, Health, History, Imported, MemoryDocument,
+                     MemoryList, ObjectDeleted, ObjectDetail, ObjectPage, ObjectUpdated, Problems, Recalled, Stats,
+                     TurnRecord, body_of, problem)
 from .access import CALLER, LOOPBACK, Access, Scope
 from .mcp import build_mcp
 from .service import LIST_DEFAULT, LIST_MAX, MAX_K, MAX_TOKENS, OBJECTS_DEFAULT, Budgets, Service
@@ -73,6 +74,10 @@ class RecallIn(Recalling):
 
 class AskIn(Recalling):
     question: str = Field(min_length=1, max_length=32768)
+
+
+class UpdateIn(Body):
+    text: str = Field(min_length=1, max_length=32768, description="The item's corrected text.")
 
 
 MemoryId = Annotated[str, Path(description="The memory's id: 1-128 letters, digits, '-', '_', '.', ':'.")]
@@ -358,6 +363,24 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
     def get_object(memory_id: MemoryId, kind: Literal["turns", "scenes", "items"],
                    object_id: Annotated[str, Path(max_length=256)], caller: Caller) -> dict:
         return service.get_object(caller, memory_id, kind, object_id)
+
+    @route("DELETE", "/memories/{memory_id}/{kind}/{object_id}", ObjectDeleted, 400, 404, 409, write=True,
+           summary="Delete one turn (and what rests on it alone) or one item, for good")
+    def delete_object(memory_id: MemoryId, kind: Literal["turns", "items"],
+                      object_id: Annotated[str, Path(max_length=256)], caller: Caller) -> dict:
+        return service.delete_object(caller, memory_id, kind, object_id)
+
+    @route("PATCH", "/memories/{memory_id}/{kind}/{object_id}", ObjectUpdated, 400, 404, 409, write=True,
+           summary="Correct one item's text (its triggers rewritten by the LLM, or marked stale)")
+    def update_object(memory_id: MemoryId, kind: Literal["items"], object_id: Annotated[str, Path(max_length=256)],
+                      body: UpdateIn, caller: Caller) -> dict:
+        return service.update_object(caller, memory_id, kind, object_id, body.text)
+
+    @route("GET", "/memories/{memory_id}/{kind}/{object_id}/history", History, 400, 404,
+           summary="How one turn, scene or item was written, and every edit of it since")
+    def history(memory_id: MemoryId, kind: Literal["turns", "scenes", "items"],
+                object_id: Annotated[str, Path(max_length=256)], caller: Caller) -> dict:
+        return service.history(caller, memory_id, kind, object_id)
 
     @route("PUT", "/memories/{memory_id}", Imported, 400, 404, 409, write=True, openapi_extra=body_of(MemoryDocument),
            summary="Import a tmem-memory/1 document as this memory (409 if it exists, unless replace)")

@@ -153,6 +153,32 @@ def build_mcp(service: Service) -> MCPServer:
                    id: Annotated[str, Field(min_length=1, max_length=256)]) -> dict[str, Any]:
         return service.get_object(caller(ctx), memory_id, kind, id)
 
+    @server.tool(name="get_history", annotations=read_only, description=(
+        "How one turn, scene or item of a memory was written (when, by an import or a build, from which "
+        "turns) and every edit of it since (deleted, corrected: when, by whom, before and after)."))
+    @_tool_errors
+    def get_history(ctx: Context, memory_id: MemoryId, kind: Literal["turn", "scene", "item"],
+                    id: Annotated[str, Field(min_length=1, max_length=256)]) -> dict[str, Any]:
+        return service.history(caller(ctx), memory_id, kind, id)
+
+    @server.tool(name="delete_object", annotations=ToolAnnotations(destructive_hint=True), description=(
+        "Delete one turn or one item of a memory, for good (only when the user asked to forget it). A "
+        "turn's delete also removes the items distilled from it alone and a scene left with no turn; "
+        "what else rested on it is marked stale. The history keeps what was deleted."))
+    @_tool_errors
+    def delete_object(ctx: Context, memory_id: MemoryId, kind: Literal["turn", "item"],
+                      id: Annotated[str, Field(min_length=1, max_length=256)]) -> dict[str, Any]:
+        return service.delete_object(caller(ctx), memory_id, kind, id)
+
+    @server.tool(name="update_object", annotations=ToolAnnotations(destructive_hint=True), description=(
+        "Correct one item's text (a fact the memory got wrong). Its triggers are rewritten by the "
+        "server's LLM, or, without one, kept and the item marked stale until the next build."))
+    @_tool_errors
+    def update_object(ctx: Context, memory_id: MemoryId, kind: Literal["item"],
+                      id: Annotated[str, Field(min_length=1, max_length=256)],
+                      text: Annotated[str, Field(min_length=1, max_length=32768)]) -> dict[str, Any]:
+        return service.update_object(caller(ctx), memory_id, kind, id, text)
+
     @server.tool(name="get_memory_stats", annotations=read_only, description=(
         "A memory's counts (turns, turns waiting for their scene, scenes, topics, items, triggers, "
         "personas), its encoder, and its construction cost."))

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from ..api import Memory, import_memory, list_memories
-from ..config import RetrievalSettings, Settings
+from ..config import LLMSettings, RetrievalSettings, Settings
 from ..construct.worker import BuildWorker, due_memories
 from ..encode import get_encoder
 from ..errors import ConfigError, Forbidden, MemoryExists, MemoryNotFound, ServiceBusy, TmemError, UsageError
@@ -183,6 +183,26 @@ class Service:
 
     def get_object(self, caller: Scope, memory_id: str, kind: str, object_id: str) -> dict:
         return self.memory(caller, memory_id).get(kind, object_id)
+
+    def delete_object(self, caller: Scope, memory_id: str, kind: str, object_id: str) -> dict:
+        return self.memory(caller, memory_id, write=True).delete(kind, object_id, by=self._by(caller))
+
+    def update_object(self, caller: Scope, memory_id: str, kind: str, object_id: str, text: str) -> dict:
+        """Correct an item's text; its triggers are rewritten with the service's LLM when one is
+        configured (one of the LLM_CALLS), else the item is marked stale."""
+        memory = self.memory(caller, memory_id, write=True)
+        if not LLMSettings.from_env().model:
+            return memory.update(kind, object_id, text, by=self._by(caller))
+        with self._llm_call():
+            return memory.update(kind, object_id, text, by=self._by(caller), llm=self.llm)
+
+    def history(self, caller: Scope, memory_id: str, kind: str, object_id: str) -> dict:
+        return self.memory(caller, memory_id).history(kind, object_id)
+
+    @staticmethod
+    def _by(caller: Scope) -> str:
+        """Who asked, for an edit's history: the caller's token name (never its secret)."""
+        return f"token:{caller.name}" if caller.name else "service"
 
     def stats(self, caller: Scope, memory_id: str) -> dict:
         return self.memory(caller, memory_id).stats()
