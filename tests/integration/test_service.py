@@ -162,6 +162,35 @@ def test_every_endpoint_with_an_http_client(http, store, encoder, new_id):
     assert deleted.status_code == 200 and not store.exists(copy)
 
 
+def test_edits_over_http_answer_as_the_python_api(http, store, encoder, new_id, team_doc):
+    memory_id = new_id("svc-edits")
+    api.import_memory({**team_doc, "memory_id": memory_id}, store=store, encoder=encoder)
+    local = api.Memory(memory_id, store=store, encoder=encoder)
+    item = local.get("item", "i2")
+    deleted = http.delete(f"/memories/{memory_id}/items/i2")
+    assert deleted.status_code == 200, deleted.text
+    assert deleted.json() == {"memory_id": memory_id, "kind": "item", "id": "i2", "change": 1,
+                              "deleted": {"items": ["i2"], "triggers": len(item["triggers"])}}
+    assert http.delete(f"/memories/{memory_id}/items/i2").status_code == 404
+    turn = http.delete(f"/memories/{memory_id}/turns/D4:3").json()
+    assert turn["deleted"]["turns"] == ["D4:3"] and turn["stale"]["scenes"] == ["s4"]
+    fixed = http.patch(f"/memories/{memory_id}/items/i4", json={"text": "Bob adopted a greyhound, Pixel."})
+    assert fixed.status_code == 200, fixed.text   # the server's LLM rewrites its triggers
+    assert fixed.json()["triggers"] == "rewritten" and fixed.json()["object"] == local.get("item", "i4")["object"]
+    assert {v["text"] for v in local.get("item", "i4")["triggers"]} >= {"concept 0", "a later situation 0"}
+    history = http.get(f"/memories/{memory_id}/items/i4/history")
+    assert history.status_code == 200 and history.json() == local.history("item", "i4")
+    assert [(c["op"], c["by"]) for c in history.json()["changes"]] == [("updated", "service")]
+    assert http.get(f"/memories/{memory_id}/items/i2/history").json()["changes"][0]["before"] == item["object"]
+    assert http.get(f"/memories/{memory_id}/items/i99/history").status_code == 404
+    for method, path, body, problem in [
+            ("DELETE", "scenes/s1", None, "path.kind"), ("PATCH", "turns/D1:1", {"text": "x"}, "path.kind"),
+            ("PATCH", "items/i4", {"text": ""}, "body.text"), ("PATCH", "items/i4", {"txt": "x"}, "body.txt")]:
+        refused = http.request(method, f"/memories/{memory_id}/{path}", json=body)
+        assert refused.status_code == 400 and problem in refused.json()["error"], (path, refused.text)
+    assert local.get("item", "i4")["object"]["text"] == "Bob adopted a greyhound, Pixel."   # nothing changed
+
+
 def test_bad_requests_get_json_errors_that_name_the_problem(http, new_id):
     memory_id = new_id("svc-bad")
     cases = [
@@ -283,7 +312,7 @@ def test_serve_refuses_to_start_beyond_loopback_without_a_token(llm_url):
 # -- MCP -------------------------------------------------------------------------------------
 
 TOOLS = {"add_memory", "search_memory", "ask_memory", "list_memories", "list_objects", "get_object",
-         "get_memory_stats", "delete_memory"}
+         "get_history", "delete_object", "update_object", "get_memory_stats", "delete_memory"}
 
 
 async def _exercise(client, memory_id: str, hidden: str) -> dict:
@@ -313,6 +342,11 @@ async def _exercise(client, memory_id: str, hidden: str) -> dict:
     out["object"] = await client.call_tool("get_object", {"memory_id": memory_id, "kind": "turn", "id": "T1"})
     out["no_object"] = await client.call_tool("get_object", {"memory_id": memory_id, "kind": "turn", "id": "zz"})
     out["ask"] = await client.call_tool("ask_memory", {"memory_id": memory_id, "question": "Who is allergic?"})
+    out["forget"] = await client.call_tool("delete_object", {"memory_id": memory_id, "kind": "turn", "id": "T2"})
+    out["history"] = await client.call_tool("get_history", {"memory_id": memory_id, "kind": "turn", "id": "T2"})
+    out["no_item"] = await client.call_tool("update_object", {"memory_id": memory_id, "kind": "item", "id": "i1",
+                                                              "text": "Tom is allergic to shellfish."})
+    out["scene_delete"] = await client.call_tool("delete_object", {"memory_id": memory_id, "kind": "scene", "id": "s1"})
     out["hidden"] = await client.call_tool("get_memory_stats", {"memory_id": hidden})
     out["hidden_delete"] = await client.call_tool("delete_memory", {"memory_id": hidden, "confirm": hidden})
     out["unconfirmed"] = await client.call_tool("delete_memory", {"memory_id": memory_id, "confirm": "yes"})
@@ -350,6 +384,11 @@ def _check(out: dict, memory_id: str, hidden: str, store, encoder, expected_rece
     assert out["no_object"].is_error and "zz" in out["no_object"].content[0].text
     assert hidden not in {m["id"] for m in out["list"].structured_content["memories"]}
     assert "auto answer" in out["ask"].structured_content["answer"]
+    assert not out["forget"].is_error and out["forget"].structured_content["deleted"]["turns"] == ["T2"]
+    assert [c["op"] for c in out["history"].structured_content["changes"]] == ["deleted"]
+    assert out["history"].structured_content["changes"][0]["before"]["text"] == "Noted for the team dinner."
+    assert out["no_item"].is_error and out["no_item"].content[0].text.endswith(f"memory {memory_id!r} has no item 'i1'")
+    assert out["scene_delete"].is_error and "kind" in out["scene_delete"].content[0].text
     for key in ("hidden", "hidden_delete"):
         assert out[key].is_error and f"no memory {hidden!r}" in out[key].content[0].text
     assert out["unconfirmed"].is_error and "must repeat the memory id" in out["unconfirmed"].content[0].text

@@ -78,7 +78,12 @@ def calls(memory_id: str) -> dict[str, tuple]:
             "import": ("PUT", f"/memories/{memory_id}", {"params": {"replace": True}, "json": {
                 "format": "tmem-memory/1", "memory_id": memory_id, "speakers": ["Ana"],
                 "turns": [{"id": "t1", "speaker": "Ana", "text": "Hello."}]}}),
-            "delete": ("DELETE", f"/memories/{memory_id}", {"params": {"confirm": memory_id}})}
+            "delete": ("DELETE", f"/memories/{memory_id}", {"params": {"confirm": memory_id}}),
+            "list": ("GET", f"/memories/{memory_id}/turns", {}),
+            "get": ("GET", f"/memories/{memory_id}/turns/a1", {}),
+            "history": ("GET", f"/memories/{memory_id}/turns/a1/history", {}),
+            "delete_turn": ("DELETE", f"/memories/{memory_id}/turns/a1", {}),
+            "update_item": ("PATCH", f"/memories/{memory_id}/items/i1", {"json": {"text": "Corrected."}})}
 
 
 def answer(http: httpx.Client, memory_id: str, name: str, as_id: str | None = None) -> tuple:
@@ -124,7 +129,7 @@ def test_a_read_only_token_cannot_change_its_memories(server, memories, store):
     before = store.counts(demo)
     with client(server, TOKEN_B) as b:
         for memory_id in (demo, demo_absent):
-            for name in ("add", "build", "flush", "import", "delete"):
+            for name in ("add", "build", "flush", "import", "delete", "delete_turn", "update_item"):
                 status, _, text = answer(b, memory_id, name)
                 assert status == 403, (memory_id, name, text)
                 assert text == f'{{"error":"read-only: this token may read memory \'{memory_id}\' but not change it"}}'
