@@ -10,8 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
-from . import edits
 from .config import LLMSettings, RetrievalSettings, Settings
+from .edits import delete_item, delete_turn, object_history, update_item
 from .encode import Encoder, get_encoder, same_encoder
 from .errors import EncoderMismatch, LeaseHeld, SchemaError, StoreClosed, UsageError
 from .format import MAX_TEXT_BYTES, check_memory_id, load_file, parse_document, to_document
@@ -241,9 +241,9 @@ class Memory:
         `by` (who asked) goes into the history."""
         kind = kind_of(kind)
         if kind == "item":
-            return edits.delete_item(self.store, self.id, object_id, by)
+            return delete_item(self.store, self.id, object_id, by)
         if kind == "turn":
-            return edits.delete_turn(self.store, self.id, object_id, self.encoder, by)
+            return delete_turn(self.store, self.id, object_id, self.encoder, by)
         raise UsageError(f"kind {kind!r}: only a turn or an item is deleted one at a time "
                          "(a scene goes with its last turn)")
 
@@ -262,11 +262,11 @@ class Memory:
         from .construct.stages import item_triggers
 
         triggers_of = (lambda item: item_triggers(item, llm)) if llm is not None else None
-        return edits.update_item(self.store, self.id, object_id, text, self.encoder, triggers_of, by)
+        return update_item(self.store, self.id, object_id, text, self.encoder, triggers_of, by)
 
     def history(self, kind: str, object_id: str) -> dict:
         """How one `turn`, `scene` or `item` was written and every edit of it since (docs/api.md)."""
-        return edits.history(self.store, self.id, kind, object_id)
+        return object_history(self.store, self.id, kind, object_id)
 
 
 def import_memory(source: str | Path | dict | MemoryDoc, settings: Settings | None = None,

@@ -172,7 +172,7 @@ def _only(rows: dict[str, list[dict]], *keys: str) -> dict[str, list[dict]]:
     return {k: v if k in keys else [] for k, v in rows.items()}
 
 
-def history(store: Store, memory_id: str, kind: str, object_id: str) -> dict:
+def object_history(store: Store, memory_id: str, kind: str, object_id: str) -> dict:
     """How one turn, scene or item came to be as it is: {"memory_id", "kind", "id", "written"
     ({"at", "by", "turn_ids", "scene_ids"} for an item that exists; for a turn or scene
     {"at"}: the memory's creation; None once the object is gone), "changes" ([{seq, at, op,

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, TypeVar
 
-from .. import edits
+from ..edits import refresh_stale
 from ..encode import Encoder, same_encoder
 from ..errors import EncoderMismatch, MemoryNotFound, RolledBack
 from ..llm.client import LLMClient
@@ -152,7 +152,7 @@ class Builder:
             try:
                 while self._round(memory_id, report):
                     report.rounds += 1
-                report.rebuilt = edits.refresh_stale(   # what deletes and corrections left stale
+                report.rebuilt = refresh_stale(   # what deletes and corrections left stale
                     self.store, lease, memory_id, self.encoder,
                     lambda s, turns: stages.scene_card(s, turns, self.llm),
                     lambda s, turns: stages.scene_triggers(s, turns, self.llm),
