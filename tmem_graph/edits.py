@@ -205,8 +205,8 @@ def _read_item(store: Store, memory_id: str, item_id: str) -> dict:
 
 
 def _read(store: Store, tx, memory_id: str, kind: str, object_id: str) -> dict:
-    return _found(store.tx_run(tx, f"edits/{kind}_read", memory_id=memory_id, id=object_id), memory_id,
-                  kind, object_id)
+    name = {"item": "edits/item_read", "turn": "edits/turn_read"}[kind]
+    return _found(store.tx_run(tx, name, memory_id=memory_id, id=object_id), memory_id, kind, object_id)
 
 
 def _found(rows: list[dict], memory_id: str, kind: str, object_id: str) -> dict:

@@ -10,7 +10,7 @@ from tmem_graph import api
 from tmem_graph.store.queries import access_mode, cypher_root, names, query
 
 PACKAGE = Path(__file__).parents[2] / "tmem_graph"
-NAME = re.compile(r"""["']((?:store|retrieve|explore|lease|repair|live|objects)/[a-z0-9_]+)["']""")
+NAME = re.compile(r"""["']((?:store|retrieve|explore|lease|repair|live|objects|edits)/[a-z0-9_]+)["']""")
 
 
 def referenced_names() -> set[str]:
