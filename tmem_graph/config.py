@@ -24,6 +24,9 @@ FUSIONS = ("lanes", "joint", "rrf", "rrf_tail", "score")
 MAX_BUDGET = 10_000   # the largest budget or depth a recall accepts (queries stay bounded)
 CUE_FUSIONS = ("strongest", "rrf")
 CUE_LISTS = ("scenecue", "horizon")   # where the associative pass takes its scenes from
+# the associative lane's order in the final scene fusion: SceneCue's, or an RRF (k0 = cue_k0) of
+# the Horizon family's order and SceneCue's
+ASSOCIATIVE_ORDERS = ("scenecue", "horizon+scenecue")
 MAX_BUDGET_TOKENS = 100_000   # the largest evidence budget a recall accepts
 # with a token budget, the cascade picks one scene per this many tokens (at least kS; chosen on the
 # budget curve of the whole of conv-26, docs/evaluation.md "The whole conversation")
@@ -82,6 +85,8 @@ class RetrievalSettings:
     weak_cue_share: float = 0.3
     weak_lane_share: float = 0.5
     weak_lane_dense_weight: float = 100.0
+    associative_order: str = "scenecue"   # the associative lane's order (one of ASSOCIATIVE_ORDERS) ...
+    weak_associative_order: str = "horizon+scenecue"   # ... and a weak match's (docs/retrieval.md)
 
     def __post_init__(self) -> None:
         for name in ("k_topics", "k_scenes", "k_items", "k_recent", "r_trigger_items", "cue_top", "item_search"):
@@ -125,6 +130,9 @@ class RetrievalSettings:
                         lane_dense_weight=self.weak_lane_dense_weight)
             except ConfigError as exc:
                 raise ConfigError(f"the weak-match settings (weak_*): {exc}") from None
+        for name in ("associative_order", "weak_associative_order"):
+            if getattr(self, name) not in ASSOCIATIVE_ORDERS:
+                raise ConfigError(f"{name} {getattr(self, name)!r}: choose from {', '.join(ASSOCIATIVE_ORDERS)}")
         if self.cue_from not in CUE_LISTS:
             raise ConfigError(f"cue_from {self.cue_from!r}: choose from {', '.join(CUE_LISTS)}")
         if isinstance(self.cue_share, bool) or not isinstance(self.cue_share, (int, float)) \
@@ -149,13 +157,16 @@ class RetrievalSettings:
 
     def split_for(self, match: float | None) -> "RetrievalSettings":
         """The settings a recall runs with once the score of its nearest turn (`match`) is known:
-        below `weak_match`, `weak_associative_share` takes the place of `associative_share` and,
+        below `weak_match`, `weak_associative_share` takes the place of `associative_share`,
+        without a budget `weak_associative_order` that of `associative_order`, and
         with a budget, the weak shares that of `cue_share`, `lane_share` and
         `lane_dense_weight`; otherwise these settings."""
         if match is None or match >= self.weak_match:
             return self
         changes = {"associative_share": self.weak_associative_share, "weak_match": 0.0}
-        if self.budget_tokens is not None:
+        if self.budget_tokens is None:   # packed, SceneCue's order measured better (docs/retrieval.md)
+            changes["associative_order"] = self.weak_associative_order
+        else:
             changes.update(cue_share=self.weak_cue_share, lane_share=self.weak_lane_share,
                            lane_dense_weight=self.weak_lane_dense_weight)
         return replace(self, **changes)

@@ -5,6 +5,8 @@ with the query has no BM25 rank, while ten scenes with an incidental lexical mat
 collect a BM25 term; plain RRF then drops the target out of the budget, the lanes keep it.
 """
 
+import dataclasses
+
 import pytest
 
 from tmem_graph.config import RetrievalSettings
@@ -240,3 +242,21 @@ def test_an_answer_reads_packed_evidence_unless_told_otherwise():
     assert RetrievalSettings(answer_budget_tokens=None).for_answer().budget_tokens is None
     with pytest.raises(ConfigError, match="answer_budget_tokens 0"):
         RetrievalSettings(answer_budget_tokens=0)
+
+
+def test_a_weak_match_orders_the_associative_lane_by_the_horizon_family_and_scenecue():
+    # SceneCue's order puts "a" and "b" first; the Horizon family puts "h" first, which SceneCue
+    # ranks last: RRF of the two (k0 = cue_k0) brings "h" into the associative lane's places
+    lists = {"dialogue": [("a", 0.9), ("b", 0.8)], "horizon": [("h", 0.8), ("b", 0.7)]}
+    dense = [("d0", 0.9), ("a", 0.5), ("b", 0.4), ("c", 0.35), ("h", 0.3)]
+    cands = SceneCandidates(bm25=[("d0", 3.0)], dense=dense, cue=[("a", 1.0), ("b", 0.9), ("c", 0.6), ("h", 0.5)],
+                            cue_lists=lists, via={k: ["topic"] for k, _ in dense})
+    cfg = RetrievalSettings(k_scenes=3, weak_match=0.75, associative_share=0.5, weak_associative_share=0.5)
+    assert [s.id for s in select_scenes(cands, cfg.split_for(0.9))] == ["d0", "a", "b"]   # strong: SceneCue's
+    weak = cfg.split_for(0.5)
+    assert weak.associative_order == "horizon+scenecue"
+    assert [s.id for s in select_scenes(cands, weak)] == ["d0", "b", "h"]   # b: 2nd in both; h: 1st and 4th
+    assert [s.id for s in select_scenes(cands, dataclasses.replace(weak, associative_order="scenecue"))] == \
+        ["d0", "a", "b"]
+    with pytest.raises(ConfigError, match="weak_associative_order 'horizon'"):
+        RetrievalSettings(weak_associative_order="horizon")

@@ -208,7 +208,7 @@ class Cascade:
         scene_ids: list[str] = []
         cue: list[RecalledScene] = []
         if scenes_on:
-            cands = self._scene_candidates(off, first)
+            cands = self._scene_candidates(off, first, cfg)
             result.scenes = select_scenes(cands, cfg)
             traced["scenes"] = cands
             scene_ids = [s.id for s in result.scenes]
@@ -263,10 +263,10 @@ class Cascade:
             result.trace = traced
         return result, after
 
-    def _scene_candidates(self, off: frozenset[str], first: dict) -> SceneCandidates:
+    def _scene_candidates(self, off: frozenset[str], first: dict, cfg: RetrievalSettings) -> SceneCandidates:
         """The scene layer's candidates: the first round's rankings, SceneCue, and the pool
-        (prefiltered topics' scenes ∪ scenes reached otherwise) ranked by exact cosine."""
-        cfg = self.cfg
+        (prefiltered topics' scenes ∪ scenes reached otherwise) ranked by exact cosine, with
+        `cfg` as split for this recall's match."""
         via: dict[str, list[str]] = {}
         by_topic: dict[str, None] = {}
         if "topic_filter" not in off:

@@ -154,10 +154,18 @@ def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
     raise ValueError(f"unknown fusion {cfg.fusion!r}")
 
 
+def associative(c: SceneCandidates, cfg: RetrievalSettings) -> Scored:
+    """The associative lane's order (`cfg.associative_order`): SceneCue's, or an RRF (k0 =
+    `cue_k0`) of the Horizon family's order and SceneCue's, when the Horizon family is on."""
+    if cfg.associative_order == "scenecue" or "horizon" not in c.cue_lists:
+        return c.cue
+    return rrf({"horizon": _ids(c.cue_lists["horizon"]), "scenecue": _ids(c.cue)}, cfg.cue_k0)
+
+
 def select_scenes(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene]:
     """The top k_scenes of the pool by the final fusion, each with `via` and its ranks."""
     pool = set(c.pool)
-    cue = [(s, v) for s, v in c.cue[:cfg.cue_top] if s in pool]
+    cue = [(s, v) for s, v in associative(c, cfg)[:cfg.cue_top] if s in pool]
     fused = fuse_layer(c.bm25, c.dense, cue, cfg.k_scenes, cfg, passages=c.turn)
     rankings = {**{n: _ids(r) for n, r in c.cue_lists.items()},
                 "bm25": _ids(c.bm25), "dense": _ids(c.dense), "turn": _ids(c.turn), "cue": _ids(cue)}
