@@ -1,9 +1,12 @@
 """Answering a question from recalled evidence with the configured LLM, in one of the answer
 styles of `llm.prompts.answer`: one call ("assistant", "locomo"), or two ("focus", for the
 small local model): first the model chooses, among what the triggers reached
-(`retrieve.evidence.anticipated`), the one memory to keep in mind, if any (not for a question
-that asks when: it wants a time, not a caveat); then it answers with that memory named, and the
-answer carries it (appended when the model's sentence left it out)."""
+(`retrieve.evidence.anticipated`), the one memory to keep in mind, if any; then it answers with
+that memory named, and the answer carries it (appended when the model's sentence left it out).
+The first call is made only for a weak match (`Recall.weak`: no turn is close to the question,
+so what matters is tied to it by an arc, not by its words) that does not ask when: a question
+close to something said asks for that fact, and a caveat appended to it only dilutes it
+(docs/local-llm.md, "Answers")."""
 
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ def answer(llm: "LLMClient", context: str, question: str, style: str, recall: Re
     chose to keep in mind among those `recall`'s triggers reached ("" when none, or another style)."""
     what = what or f"for {question[:60]!r}"
     keep = ""
-    if style in TWO_STEP and recall is not None and not asks_when(question):   # a date needs no caveat
+    if style in TWO_STEP and recall is not None and recall.weak and not asks_when(question):
         candidates = anticipated(recall)
         if candidates:
             texts = [text for text, _ in candidates]

@@ -137,7 +137,9 @@ def _focused_recall() -> Recall:
     near = RecalledItem("i1", "Ana avoids oysters.", "atomic", ["s1"], 1.0, ["bridge"], {"trigger": 1},
                         turn_ids=["a3"])
     plain = RecalledItem("i2", "Ana booked a class.", "atomic", ["s1"], 1.0, ["scene"], {"dense": 1})
-    return Recall("m", "Where to eat with Ana?", [scene], [plain, far, near], [], [])
+    recall = Recall("m", "Where to eat with Ana?", [scene], [plain, far, near], [], [])
+    recall.weak = True   # no turn is close to the question: what matters is tied to it by an arc
+    return recall
 
 
 def test_what_the_triggers_reached_are_the_candidates_to_keep_in_mind():
@@ -173,3 +175,8 @@ def test_the_focus_style_keeps_the_chosen_memory_in_the_answer(scripted_llm):
     scripted_llm.expect("Question: When is the class?\nAnswer the question", "In June.")
     assert answer(llm, "CONTEXT", "When is the class?", "focus", _focused_recall()) == ("In June.", "")
     assert len(scripted_llm.requests) == calls + 1   # a question asking when: no caveat asked for
+    strong = _focused_recall()
+    strong.weak = False   # a question close to something said asks for that fact: no caveat either
+    scripted_llm.expect("Question: Where does Ana eat?\nAnswer the question", "In Porto.")
+    assert answer(llm, "CONTEXT", "Where does Ana eat?", "focus", strong) == ("In Porto.", "")
+    assert len(scripted_llm.requests) == calls + 2
