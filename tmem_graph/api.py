@@ -19,6 +19,7 @@ from .model import MemoryDoc
 from .objects import DEFAULT_LIMIT, get_object, kind_of, list_objects
 from .retrieve.cascade import Cascade
 from .retrieve.evidence import asks_when, compact_evidence, format_evidence, supporting_turns
+from .retrieve.filters import TurnFilter
 from .retrieve.pack import pack
 from .retrieve.results import Recall
 from .store import LIST_PAGE, Store, WriteLease
@@ -123,13 +124,18 @@ class Memory:
         self.store.run("live/flush_request", memory_id=self.id)
 
     def recall(self, query: str, speaker: str | None = None, without: Iterable[str] = (),
-               settings: RetrievalSettings | None = None, trace: bool = False) -> Recall:
+               settings: RetrievalSettings | None = None, trace: bool = False,
+               speakers: "Iterable[str] | str | None" = None, since: str | None = None,
+               until: str | None = None) -> Recall:
         """Evidence for `query`: ranked scenes with their turns, items, and persona.
 
         `without` switches cascade components off (see `ABLATIONS`); `settings` overrides the
         budgets, the gate and the fusion for this call; `trace` keeps each layer's candidates
-        in `Recall.trace` (for benchmarks/fusion.py).
+        in `Recall.trace` (for benchmarks/fusion.py). `speakers`, `since` and `until` filter the
+        evidence to those speakers' turns and that time window (ISO 8601; docs/api.md, "Recall
+        filters"); `speaker` is who asks (their persona), not a filter.
         """
+        only = TurnFilter.of(speakers, since, until)
         if not isinstance(query, str) or not query.strip():
             raise UsageError("the query is empty")
         for what, value in (("the query", query), ("the speaker", speaker)):
@@ -145,8 +151,11 @@ class Memory:
             raise StoreClosed(f"memory {self.id!r}: its connection is closed")
         self.store.require_recall_indexes()
         cfg = settings or self.settings.retrieval
-        result = Cascade(self.store, cfg.for_budget()).recall(self.id, query, vector, speaker=speaker,
-                                                              without=without, trace=trace)
+        ranked = only.widened(cfg.for_budget()) if only else cfg.for_budget()
+        result = Cascade(self.store, ranked).recall(self.id, query, vector, speaker=speaker,
+                                                    without=without, trace=trace)
+        if only is not None:
+            result = only.apply(result, cfg.for_budget(), self._turns_of)
         timings = {"encode": encode_ms, "cascade": result.timings_ms["total"]}
         if cfg.budget_tokens is not None:  # one evidence budget: the packer fills it (retrieve/pack.py)
             t1 = time.perf_counter()
@@ -157,6 +166,11 @@ class Memory:
         result.timings_ms = {**timings, "total": sum(timings.values())}
         return result
 
+    def _turns_of(self, turn_ids: list[str], scene_ids: list[str]) -> tuple[dict, dict]:
+        """({turn id: (speaker, time)}, {scene id: [turn ids]}): what a recall filter reads."""
+        row = self.store.run("retrieve/filter_turns", memory_id=self.id, turn_ids=turn_ids, scene_ids=scene_ids)[0]
+        return {t: (who, when) for t, who, when in row["turns"]}, dict(row["scenes"])
+
     def _speakers(self) -> list[str]:
         return list(self.store.memory(self.id)["speakers"] or [])
 
@@ -166,9 +180,11 @@ class Memory:
 
     def ask(self, question: str, speaker: str | None = None, without: Iterable[str] = (),
             llm: "LLMClient | None" = None, settings: RetrievalSettings | None = None,
-            style: str = "focus") -> dict:
+            style: str = "focus", speakers: "Iterable[str] | str | None" = None, since: str | None = None,
+            until: str | None = None) -> dict:
         """Recall, then answer with the configured LLM (TMEM_LLM_* settings).
 
+        `speakers`, `since`, `until`: the recall's filters (`recall`).
         `style`: the answer prompt (`llm.prompts.answer.PROMPTS`): "focus" (the default: first the
         memory to keep in mind among what the triggers reached, then the answer with it, over
         `compact_evidence`; docs/local-llm.md, "Answers"), "assistant" (one call, "Not in memory."
@@ -184,9 +200,10 @@ class Memory:
         if llm is None:
             with open_llm() as client:
                 return self.ask(question, speaker=speaker, without=without, llm=client, settings=settings,
-                                style=style)
+                                style=style, speakers=speakers, since=since, until=until)
         evidence = (settings or self.settings.retrieval).for_answer()   # packed by default
-        recall = self.recall(question, speaker=speaker, without=without, settings=evidence)
+        recall = self.recall(question, speaker=speaker, without=without, settings=evidence, speakers=speakers,
+                             since=since, until=until)
         context = self.answer_context(recall, style)
         t0 = time.perf_counter()
         answer, kept = answer_from(llm, context, question, style, recall)

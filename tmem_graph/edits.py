@@ -119,7 +119,7 @@ def update_item(store: Store, memory_id: str, item_id: str, text: str, encoder: 
             lease.check_in(tx)
             _read(store, tx, memory_id, "item", item_id)
             store.tx_run(tx, "edits/item_rewrite", memory_id=memory_id, id=item_id, text=text,
-                         embedding=rows["items"][0]["embedding"], stale=triggers_of is None)
+                         embedding=rows["items"][0]["embedding"].tolist(), stale=triggers_of is None)
             if triggers_of is not None:
                 store.tx_run(tx, "edits/triggers_clear", memory_id=memory_id, ids=[item_id], families=["item"])
                 write_rows(store, tx, memory_id, _only(rows, "item_triggers"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import defaultdict
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from .encode import Encoder
 from .errors import MemoryExists, TmemError
@@ -25,6 +25,9 @@ from .model import (
 )
 from .store import Store, WriteLease, ft_scope, new_version
 from .triggers import HORIZON, SCENE
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def scene_text(scene: Scene, turns: dict[str, Turn]) -> str:
@@ -45,6 +48,9 @@ def topic_text(topic: Topic) -> str:
     return " | ".join(p for p in parts if p) or topic.id
 
 
+ENCODE_CHUNK = 4096   # texts encoded at a time by `memory_rows`, each chunk's vectors stored as float32
+
+
 class _Batch:
     """Collects texts to encode, encodes each distinct text once, in batches."""
 
@@ -54,8 +60,18 @@ class _Batch:
     def add(self, text: str) -> int:
         return self.texts.setdefault(text, len(self.texts))
 
-    def encode(self, encoder: Encoder, batch_size: int) -> list[list[float]]:
-        return encoder.encode(list(self.texts), batch_size=batch_size)
+    def encode(self, encoder: Encoder, batch_size: int) -> "np.ndarray":
+        """One float32 row per text: an eighth of the memory of Python lists of floats (a
+        100,000-item memory held 6.8 GB of them: docs/benchmarks.md); the driver sends a row as
+        a list."""
+        import numpy as np
+
+        texts = list(self.texts)
+        out = np.empty((len(texts), encoder.dim), dtype=np.float32)
+        for start in range(0, len(texts), ENCODE_CHUNK):
+            part = texts[start:start + ENCODE_CHUNK]
+            out[start:start + len(part)] = encoder.encode(part, batch_size=batch_size)
+        return out
 
 
 def import_memory(store: Store, memory: MemoryDoc, encoder: Encoder, replace: bool = False,
@@ -138,7 +154,14 @@ def write_steps(m: str, rows: dict[str, list[dict]], size: int) -> Iterator[tupl
              ("store/personas_merge", "personas", {})]
     for name, key, params in steps:
         for start in range(0, len(rows[key]), size):
-            yield name, rows[key][start:start + size], {"memory_id": m, **params}
+            yield name, [_as_lists(r) for r in rows[key][start:start + size]], {"memory_id": m, **params}
+
+
+def _as_lists(row: dict) -> dict:
+    """A row with its vectors (float32 rows of `_Batch.encode`) as lists of floats, which the
+    driver sends several times faster than arrays (measured: docs/benchmarks.md); one batch's
+    worth at a time."""
+    return {k: v.tolist() if hasattr(v, "tolist") else v for k, v in row.items()}
 
 
 def write_rows(store: Store, tx, m: str, rows: dict[str, list[dict]]) -> None:

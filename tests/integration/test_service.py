@@ -189,6 +189,15 @@ def test_edits_over_http_answer_as_the_python_api(http, store, encoder, new_id, 
         refused = http.request(method, f"/memories/{memory_id}/{path}", json=body)
         assert refused.status_code == 400 and problem in refused.json()["error"], (path, refused.text)
     assert local.get("item", "i4")["object"]["text"] == "Bob adopted a greyhound, Pixel."   # nothing changed
+    query = {"query": "Where should the team go for dinner?", "speakers": ["Bob"], "since": "2023-06-01"}
+    only = http.post(f"/memories/{memory_id}/recall", json=query)
+    assert only.status_code == 200 and only.json()["filter"] == {"speakers": ["Bob"], "since": "2023-06-01"}
+    assert only.json() == {**local.recall(query["query"], speakers=["Bob"], since="2023-06-01").to_json(),
+                           "timings_ms": only.json()["timings_ms"]}
+    assert {t["speaker"] for sc in only.json()["scenes"] for t in sc["turns"]} == {"Bob"}
+    bad = http.post(f"/memories/{memory_id}/recall", json={**query, "since": "soon"})
+    assert bad.status_code == 400 and bad.json()["error"].startswith("since 'soon': not an ISO 8601 date")
+    assert http.post(f"/memories/{memory_id}/recall", json={**query, "speakers": []}).status_code == 400
 
 
 def test_bad_requests_get_json_errors_that_name_the_problem(http, new_id):
@@ -342,6 +351,9 @@ async def _exercise(client, memory_id: str, hidden: str) -> dict:
     out["object"] = await client.call_tool("get_object", {"memory_id": memory_id, "kind": "turn", "id": "T1"})
     out["no_object"] = await client.call_tool("get_object", {"memory_id": memory_id, "kind": "turn", "id": "zz"})
     out["ask"] = await client.call_tool("ask_memory", {"memory_id": memory_id, "question": "Who is allergic?"})
+    out["only_ben"] = await client.call_tool("search_memory", {"memory_id": memory_id, "query": "seafood allergy",
+                                                               "speakers": ["Ben"]})
+    out["bad_since"] = await client.call_tool("search_memory", {"memory_id": memory_id, "query": "x", "since": "soon"})
     out["forget"] = await client.call_tool("delete_object", {"memory_id": memory_id, "kind": "turn", "id": "T2"})
     out["history"] = await client.call_tool("get_history", {"memory_id": memory_id, "kind": "turn", "id": "T2"})
     out["no_item"] = await client.call_tool("update_object", {"memory_id": memory_id, "kind": "item", "id": "i1",
@@ -384,6 +396,9 @@ def _check(out: dict, memory_id: str, hidden: str, store, encoder, expected_rece
     assert out["no_object"].is_error and "zz" in out["no_object"].content[0].text
     assert hidden not in {m["id"] for m in out["list"].structured_content["memories"]}
     assert "auto answer" in out["ask"].structured_content["answer"]
+    assert [t["id"] for t in out["only_ben"].structured_content["recent"]] == ["T2"]
+    assert out["only_ben"].structured_content["filter"] == {"speakers": ["Ben"]}
+    assert out["bad_since"].is_error and "since 'soon': not an ISO 8601 date" in out["bad_since"].content[0].text
     assert not out["forget"].is_error and out["forget"].structured_content["deleted"]["turns"] == ["T2"]
     assert [c["op"] for c in out["history"].structured_content["changes"]] == ["deleted"]
     assert out["history"].structured_content["changes"][0]["before"]["text"] == "Noted for the team dinner."

@@ -147,6 +147,15 @@ CUE_FUSION_HELP = ("How SceneCue fuses dialogue, Scene trigger and Horizon: stro
                    "standard score) or rrf (k0 = 30, the reference code).")
 
 
+def FILTERS(fn):
+    """The recall filters (docs/api.md, "Recall filters"), as options of recall and ask."""
+    fn = click.option("--until", metavar="TIME", help="Only turns up to this ISO 8601 date (the whole day) "
+                      "or date-time.")(fn)
+    fn = click.option("--since", metavar="TIME", help="Only turns from this ISO 8601 date or date-time on.")(fn)
+    return click.option("--from-speaker", multiple=True, metavar="NAME",
+                        help="Only evidence from this speaker's turns (repeatable).")(fn)
+
+
 @click.command("recall")
 @click.argument("memory_id")
 @click.argument("query")
@@ -164,10 +173,12 @@ CUE_FUSION_HELP = ("How SceneCue fuses dialogue, Scene trigger and Horizon: stro
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON object of the CLI contract.")
 @click.option("--trace", is_flag=True, help="With --json: add every list the final fusions saw, whole, with "
               "its scores and positions, the candidate pools and the turn lane (key \"trace\").")
+@FILTERS
 @click.pass_context
 @friendly
 def recall_cmd(ctx, memory_id, query, speaker, without, k_topics, k_scenes, k_items, r_triggers, tau,
-               fusion, associative_share, cue_fusion, budget_tokens, as_json, trace) -> None:
+               fusion, associative_share, cue_fusion, budget_tokens, as_json, trace, from_speaker, since,
+               until) -> None:
     """Recall evidence for QUERY from a memory, and show why each piece came back."""
     overrides = {"k_topics": k_topics, "k_scenes": k_scenes, "k_items": k_items,
                  "r_trigger_items": r_triggers, "tau": tau}
@@ -180,7 +191,8 @@ def recall_cmd(ctx, memory_id, query, speaker, without, k_topics, k_scenes, k_it
     if trace and not as_json:
         raise click.UsageError("--trace needs --json (the trace is a JSON object)")
     result = api.Memory(memory_id, store=store_of(ctx)).recall(
-        query, speaker=speaker, without=_without(without), settings=settings.retrieval, trace=trace)
+        query, speaker=speaker, without=_without(without), settings=settings.retrieval, trace=trace,
+        speakers=list(from_speaker) or None, since=since, until=until)
     if as_json:
         echo_json(result.to_json())
         return
@@ -199,9 +211,11 @@ def recall_cmd(ctx, memory_id, query, speaker, without, k_topics, k_scenes, k_it
               help="The answer prompt: focus (what the triggers reached, kept in mind), assistant, locomo "
                    "(the benchmark's).")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer with its evidence as JSON.")
+@FILTERS
 @click.pass_context
 @friendly
-def ask_cmd(ctx, memory_id, question, speaker, without, budget_tokens, unpacked, style, as_json) -> None:
+def ask_cmd(ctx, memory_id, question, speaker, without, budget_tokens, unpacked, style, as_json, from_speaker,
+            since, until) -> None:
     """Recall evidence for QUESTION, then answer it with the configured LLM (TMEM_LLM_*)."""
     if unpacked and budget_tokens:
         raise click.UsageError("--unpacked and --budget-tokens exclude each other")
@@ -209,7 +223,8 @@ def ask_cmd(ctx, memory_id, question, speaker, without, budget_tokens, unpacked,
     if unpacked:
         settings = settings.with_retrieval(answer_budget_tokens=None)
     result = api.Memory(memory_id, store=store_of(ctx)).ask(question, speaker=speaker, without=_without(without),
-                                                         settings=settings.retrieval, style=style)
+                                                         settings=settings.retrieval, style=style,
+                                                         speakers=list(from_speaker) or None, since=since, until=until)
     if as_json:
         echo_json(result)
         return
@@ -268,6 +283,9 @@ def format_recall(result) -> str:
                                          if result.budget_tokens else "")]
     if result.weak:
         lines.append(f"a weak match (the nearest turn scores {result.match:.3f}): the triggers get more say")
+    if result.filter:
+        lines.append("only turns " + "; ".join(f"{k} {', '.join(v) if isinstance(v, list) else v}"
+                                               for k, v in result.filter.items()))
     for n, s in enumerate(result.scenes, 1):
         ranks = ", ".join(f"{k} #{v}" for k, v in s.ranks.items())
         lines.append(f"scene {n}. [{s.id}] {s.title or '(untitled)'} ({s.time or 'no time'})")

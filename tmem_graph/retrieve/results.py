@@ -102,6 +102,7 @@ class Recall:
     # in the JSON only with `trace`
     match: float | None = field(default=None, repr=False, compare=False)
     weak: bool = field(default=False, repr=False, compare=False)   # `match` is under `weak_match`
+    filter: dict | None = None   # the recall filter applied (retrieve/filters.py): in the JSON when set
 
     def to_json(self) -> dict:
         """The `tmem recall --json` object of shared/spec/cli.md (plus `ranks`, `summary`, an
@@ -116,6 +117,8 @@ class Recall:
             "persona": list(self.persona),
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
+        if self.filter is not None:
+            out["filter"] = dict(self.filter)
         if self.trace is not None:
             out["trace"] = {**trace_json(self.trace, self.lane), "match": self.match, "weak": self.weak}
         return out

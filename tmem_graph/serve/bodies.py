@@ -246,6 +246,7 @@ class Recalled(Out):
     recent: list[RecentTurn] = Field(description="Turns no scene holds yet that match, best first.")
     persona: list[Persona]
     timings_ms: dict[str, float]
+    filter: dict[str, Any] | None = Field(None, description="The filter applied (speakers, since, until), when one was asked.")
 
 
 class Answer(Out):

@@ -60,6 +60,13 @@ class BuildIn(Body):
 class Recalling(Body):
     speaker: str | None = Field(None, description="Only this speaker's persona.")
     without: list[str] = Field(default_factory=list, description="Components to switch off (tmem recall --without).")
+    speakers: list[str] | None = Field(None, min_length=1, max_length=50, description=(
+        "Only evidence from these speakers' turns (docs/api.md, 'Recall filters')."))
+    since: str | None = Field(None, max_length=64, description="Only turns from this ISO 8601 date or date-time on.")
+    until: str | None = Field(None, max_length=64, description="Only turns up to this ISO 8601 date (the whole day) or date-time.")
+
+    def only(self) -> dict:
+        return {"speakers": self.speakers, "since": self.since, "until": self.until}
 
 
 class RecallIn(Recalling):
@@ -336,12 +343,14 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
            summary="Recall what the memory holds that matters for a query")
     def recall(memory_id: MemoryId, body: RecallIn, caller: Caller) -> dict:
         return service.recall(caller, memory_id, body.query, speaker=body.speaker, without=body.without,
-                              budgets=Budgets(body.k_scenes, body.k_items, body.k_recent, body.budget_tokens))
+                              budgets=Budgets(body.k_scenes, body.k_items, body.k_recent, body.budget_tokens),
+                              only=body.only())
 
     @route("POST", "/memories/{memory_id}/ask", Answer, 400, 404, 409, llm=True,
            summary="Answer a question from the memory with the server's LLM")
     def ask(memory_id: MemoryId, body: AskIn, caller: Caller) -> dict:
-        return service.ask(caller, memory_id, body.question, speaker=body.speaker, without=body.without)
+        return service.ask(caller, memory_id, body.question, speaker=body.speaker, without=body.without,
+                           only=body.only())
 
     @route("GET", "/memories/{memory_id}/export", MemoryDocument, 400, 404,
            summary="The whole memory as a tmem-memory/1 document")

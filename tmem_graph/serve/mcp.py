@@ -24,6 +24,11 @@ from .service import LIST_DEFAULT, LIST_MAX, MCP_MAX_K, MCP_MAX_TOKENS, OBJECTS_
 MemoryId = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$",
                                 description="The memory's id (letters, digits, - _ . :), e.g. the user's or the conversation's.")]
 K = Annotated[int, Field(ge=0, le=MCP_MAX_K)]
+Speakers = Annotated[list[str] | None, Field(min_length=1, max_length=50, description=(
+    "Only evidence from these speakers' turns."))]
+Moment = Annotated[str | None, Field(max_length=64, description=(
+    "An ISO 8601 date or date-time bounding the turns handed over (since: from it on; until: up to it, "
+    "a date meaning the whole day)."))]
 
 
 INSTRUCTIONS = (
@@ -109,10 +114,12 @@ def build_mcp(service: Service) -> MCPServer:
                       budget_tokens: Annotated[int | None, Field(ge=100, le=MCP_MAX_TOKENS, description=(
                           "Pack the evidence to this many tokens instead: the best turns of the scenes, "
                           "the turns nearest the query and, when nothing resembles it closely, the "
-                          "memories its triggers anticipated."))] = None) -> dict[str, Any]:
+                          "memories its triggers anticipated."))] = None,
+                      speakers: Speakers = None, since: Moment = None, until: Moment = None) -> dict[str, Any]:
         result = service.recall(caller(ctx), memory_id, query, speaker=speaker,
                                 budgets=Budgets(k_scenes, k_items, k_recent, budget_tokens),
-                                cap=MCP_MAX_K, token_cap=MCP_MAX_TOKENS)
+                                cap=MCP_MAX_K, token_cap=MCP_MAX_TOKENS,
+                                only={"speakers": speakers, "since": since, "until": until})
         for scene in result["scenes"]:
             scene.pop("narrative", None)   # the turns are the evidence; the narrative repeats them
         return result
@@ -122,8 +129,10 @@ def build_mcp(service: Service) -> MCPServer:
         "rests on, and the evidence it used."))
     @_tool_errors
     def ask_memory(ctx: Context, memory_id: MemoryId,
-                   question: Annotated[str, Field(min_length=1, max_length=4000)]) -> dict[str, Any]:
-        answer = service.ask(caller(ctx), memory_id, question)
+                   question: Annotated[str, Field(min_length=1, max_length=4000)],
+                   speakers: Speakers = None, since: Moment = None, until: Moment = None) -> dict[str, Any]:
+        answer = service.ask(caller(ctx), memory_id, question,
+                             only={"speakers": speakers, "since": since, "until": until})
         return {"memory_id": memory_id, "question": question, "answer": answer["answer"],
                 "cites": answer["cites"], "evidence": answer["evidence"]}
 

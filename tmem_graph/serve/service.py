@@ -224,16 +224,18 @@ class Service:
 
     def recall(self, caller: Scope, memory_id: str, query: str, speaker: str | None = None,
                without: Iterable[str] = (), budgets: Budgets | None = None, cap: int = MAX_K,
-               token_cap: int = MAX_TOKENS) -> dict:
+               token_cap: int = MAX_TOKENS, only: dict | None = None) -> dict:
+        """`only`: the recall filters (speakers, since, until: Memory.recall), unset ones None."""
         memory = self.memory(caller, memory_id)
         settings = (budgets or Budgets()).settings(self.settings.retrieval, cap, token_cap)
-        return memory.recall(query, speaker=speaker, without=list(without), settings=settings).to_json()
+        return memory.recall(query, speaker=speaker, without=list(without), settings=settings,
+                             **(only or {})).to_json()
 
     def ask(self, caller: Scope, memory_id: str, question: str, speaker: str | None = None,
-            without: Iterable[str] = ()) -> dict:
+            without: Iterable[str] = (), only: dict | None = None) -> dict:
         memory = self.memory(caller, memory_id)
         with self._llm_call():
-            return memory.ask(question, speaker=speaker, without=list(without), llm=self.llm)
+            return memory.ask(question, speaker=speaker, without=list(without), llm=self.llm, **(only or {}))
 
     def export(self, caller: Scope, memory_id: str) -> dict:
         return self.memory(caller, memory_id).export()
