@@ -86,7 +86,7 @@ def delete_turn(store: Store, memory_id: str, turn_id: str, encoder: Encoder, by
                     deleted["topics"] += out["topics"]
                     deleted["triggers"] += out["triggers"]
             seq = _record(store, tx, memory_id, "turn", turn_id, "deleted", by, before=turn,
-                          after={"deleted": deleted, "stale": stale})
+                          after={"deleted": deleted, "stale": stale}, stale=bool(stale["items"] or stale["scenes"]))
     return {"memory_id": memory_id, "kind": "turn", "id": turn_id, "deleted": deleted, "stale": stale,
             "change": seq}
 
@@ -124,7 +124,8 @@ def update_item(store: Store, memory_id: str, item_id: str, text: str, encoder: 
                 store.tx_run(tx, "edits/triggers_clear", memory_id=memory_id, ids=[item_id], families=["item"])
                 write_rows(store, tx, memory_id, _only(rows, "item_triggers"))
             after = _in_order("item", {**before, "text": text, "stale": triggers_of is None})
-            seq = _record(store, tx, memory_id, "item", item_id, "updated", by, before=before, after=after)
+            seq = _record(store, tx, memory_id, "item", item_id, "updated", by, before=before, after=after,
+                          stale=triggers_of is None)
     return {"memory_id": memory_id, "kind": "item", "id": item_id, "object": after,
             "triggers": "stale" if triggers_of is None else "rewritten", "change": seq}
 
@@ -139,6 +140,8 @@ def refresh_stale(store: Store, lease: WriteLease, memory_id: str, encoder: Enco
     {"scenes", "items"}: the ids written again."""
     row = store.run("edits/stale_read", memory_id=memory_id)[0]
     if not row["scenes"] and not row["items"]:
+        if row["flagged"]:   # what was stale went since (deleted): the memory is no longer due
+            store.run("edits/stale_clear", memory_id=memory_id, scene_ids=[], item_ids=[])
         return {"scenes": [], "items": []}
     turns = {t["id"]: Turn(t["id"], t["speaker"], t["text"], t["time"]) for s in row["scenes"] for t in s["turns"]}
     scenes = [Scene(s["id"], [t["id"] for t in s["turns"]], time=s["time"]) for s in row["scenes"]]
@@ -223,11 +226,14 @@ def _in_order(kind: str, row: dict) -> dict:
 
 
 def _record(store: Store, tx, memory_id: str, kind: str, object_id: str, op: str, by: str | None,
-            before: dict | None = None, after: dict | None = None) -> int:
+            before: dict | None = None, after: dict | None = None, stale: bool = False) -> int:
+    """One history entry, and the memory's new version; `stale`: the edit left objects stale,
+    so the memory is due for a build (the background worker builds it: live/due)."""
     change = {"kind": kind, "object_id": object_id, "op": op, "by": by,
               "before": json.dumps(before) if before is not None else None,
               "after": json.dumps(after) if after is not None else None}
-    return store.tx_run(tx, "edits/change_add", memory_id=memory_id, version=new_version(), change=change)[0]["seq"]
+    return store.tx_run(tx, "edits/change_add", memory_id=memory_id, version=new_version(), change=change,
+                        stale=stale)[0]["seq"]
 
 
 def _check_id(name: str, value) -> None:

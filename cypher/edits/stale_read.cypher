@@ -1,8 +1,9 @@
 // The scenes and items of a memory marked stale by an edit (edits.py), for a build to write
 // them again: scenes with their turns in order, items as they are. $memory_id.
 // Columns: scenes ([{id, seq, time, turns: [{id, speaker, text, time}]}]), items ([{id, seq,
-// kind, text, time, scene_ids, turn_ids}]).
-RETURN COLLECT { MATCH (s:Scene {memory_id: $memory_id}) WHERE s.stale = true
+// kind, text, time, scene_ids, turn_ids}]), flagged (the memory is marked as holding some).
+RETURN EXISTS { MATCH (m:Memory {id: $memory_id}) WHERE m.stale_objects = true } AS flagged,
+       COLLECT { MATCH (s:Scene {memory_id: $memory_id}) WHERE s.stale = true
                  RETURN {id: s.id, seq: s.seq, time: s.time,
                          turns: COLLECT { MATCH (s)-[h:HAS_TURN]->(t:Turn)
                                           RETURN {id: t.id, speaker: t.speaker, text: t.text, time: t.time}

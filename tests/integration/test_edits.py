@@ -12,6 +12,7 @@ import pytest
 from tests.integration.test_cli import one_line_error, tmem
 from tests.integration.test_objects import SOURCE_TURNS
 from tmem_graph import api
+from tmem_graph.construct.worker import due_memories
 from tmem_graph.errors import ObjectNotFound, UsageError
 from tmem_graph.format import parse_document
 
@@ -143,7 +144,8 @@ def test_a_correction_with_an_llm_rewrites_the_triggers_and_a_build_rewrites_sta
     assert ("bridge", "ordering snacks for the office") in views and ("concept", "nut allergy") in views
     assert not any("shellfish" in text for _, text in views)
 
-    team.delete("turn", "D3:2")   # s3 stale
+    team.delete("turn", "D3:2")   # s3 stale: the memory is due for a build (the worker's query)
+    assert team.id in {r["memory_id"] for r in due_memories(team.store)}
     scripted_llm.expect("Describe this scene", {"title": "Alice plans the team dinner without a tapas bar",
                                                 "summary": "Alice plans the team dinner.", "narrative": "Alice plans it."})
     scripted_llm.expect("Read this scene", {"situation": "planning a team dinner", "object": "a restaurant",
@@ -156,6 +158,7 @@ def test_a_correction_with_an_llm_rewrites_the_triggers_and_a_build_rewrites_sta
     assert {v["text"] for v in s3["triggers"]} >= {"planning a team dinner", "a dinner everyone can eat at"}
     assert [c["op"] for c in team.history("scene", "s3")["changes"]] == ["rebuilt"]
     assert team.build(llm=llm).rebuilt == {"scenes": [], "items": []}   # nothing stale is left
+    assert team.id not in {r["memory_id"] for r in due_memories(team.store)}
 
 
 def test_every_memory_recalls_after_a_delete_in_another(store, encoder, new_id, team_doc):
