@@ -167,9 +167,13 @@ class Service:
             raise MemoryNotFound(f"no memory {memory_id!r}")
         if write and not caller.write:
             raise Forbidden(f"read-only: this token may read memory {memory_id!r} but not change it")
-        if must_exist and not self.store.exists(memory_id):
-            raise MemoryNotFound(f"no memory {memory_id!r}")
-        return Memory(memory_id, store=self.store, encoder=self.encoder)
+        header = None
+        if must_exist:
+            try:
+                header = self.store.memory(memory_id)   # read once: Memory checks its encoder against it
+            except MemoryNotFound:
+                raise MemoryNotFound(f"no memory {memory_id!r}") from None
+        return Memory(memory_id, store=self.store, encoder=self.encoder, header=header)
 
     def list_memories(self, caller: Scope, after: str | None = None, limit: int = LIST_DEFAULT) -> dict[str, Any]:
         """A page of the memories the caller may use, in id order: {"memories", "next"} (the
