@@ -48,9 +48,9 @@ class Memory:
         self.settings = self.store.settings
         self._encoder = encoder
         self._encoder_checked = False
-        # the memory's header (`Store.memory`) as the caller has just read it: the encoder is
-        # checked against it instead of reading it again (a round trip less per service call)
-        self._header = header
+        # the memory's header (`Store.memory`) as the caller has read it: the encoder is checked
+        # against it instead of reading it again (a round trip less per service call)
+        self.header = header
 
     def close(self) -> None:
         """Close the store if this Memory opened it."""
@@ -70,7 +70,7 @@ class Memory:
             self._encoder = get_encoder(self.settings.encoder)
         if self._encoder_checked:
             return self._encoder
-        header, self._header = self._header or self.store.memory(self.id), None
+        header = self.header = self.header or self.store.memory(self.id)
         if not same_encoder(header["encoder"], self._encoder) or header["dim"] != self._encoder.dim:
             raise EncoderMismatch(
                 f"memory {self.id!r} was built with encoder {header['encoder']!r} "

@@ -102,6 +102,8 @@ class Recall:
     # in the JSON only with `trace`
     match: float | None = field(default=None, repr=False, compare=False)
     weak: bool = field(default=False, repr=False, compare=False)   # `match` is under `weak_match`
+    # the version of the memory the recall read (not part of the JSON)
+    version: str | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict:
         """The `tmem recall --json` object of shared/spec/cli.md (plus `ranks`, `summary`, an

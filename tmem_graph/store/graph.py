@@ -307,7 +307,7 @@ class Store:
 
     # -- memories --------------------------------------------------------------------------
     def memory(self, memory_id: str) -> dict:
-        """Header of one memory (id, encoder, dim, speakers, created_at, ledger)."""
+        """Header of one memory (id, encoder, dim, speakers, created_at, ledger, version)."""
         rows = self.run("store/memory_get", memory_id=memory_id)
         if not rows:
             raise MemoryNotFound(f"no memory {memory_id!r} in {self.settings.uri}")
