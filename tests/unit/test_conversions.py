@@ -1,5 +1,6 @@
 """The hot path's own conversions give exactly what the generic ones gave: a row as
-`Record.data()` makes it, a recalled object as `dataclasses.asdict` makes it."""
+`Record.data()` makes it, a recalled object as `dataclasses.asdict` makes it; a list
+parameter keeps its values (its repr, which the driver makes for a log nobody reads, is short)."""
 
 from dataclasses import asdict
 
@@ -7,7 +8,7 @@ import neo4j
 import neo4j.time
 
 from tmem_graph.retrieve.results import LaneTurn, RecalledItem, RecalledScene, RecalledTurn, as_dict
-from tmem_graph.store.graph import record_data
+from tmem_graph.store.graph import record_data, unlogged
 
 
 def test_a_row_is_what_record_data_gives():
@@ -30,3 +31,11 @@ def test_a_recalled_object_is_what_asdict_gives_and_shares_nothing_with_it():
     out["turns"][0]["text"] = "changed"
     out["via"].append("x")
     assert scene.turns[0]["text"] == "Hi" and scene.via == ["topic", "bm25"]
+
+
+def test_a_list_parameter_keeps_its_values_and_a_short_repr():
+    vector = [0.125] * 384
+    params = unlogged({"memory_id": "m", "vector": vector, "ids": [], "limit": 5, "rows": [{"id": "x"}]})
+    assert params == {"memory_id": "m", "vector": vector, "ids": [], "limit": 5, "rows": [{"id": "x"}]}
+    assert all(isinstance(v, list) for v in (params["vector"], params["ids"], params["rows"]))
+    assert repr(params["vector"]) == "<list of 384>"
