@@ -31,6 +31,7 @@ _STEMMER = snowballstemmer.stemmer("porter")   # what Lucene's PorterStemFilter 
 _STEM_LOCK = threading.Lock()                  # a snowball stemmer keeps state between calls
 MAX_TERMS = 64      # a query's distinct terms beyond these are not searched (as the Lucene path did)
 K1, B = 1.2, 0.75   # Lucene's BM25Similarity defaults
+COUNTED_TEXTS = 8192   # texts whose analysis is kept (`counted`)
 CACHE_DOCS = 500_000  # documents the per-process cache holds, over all memories, before it forgets
 
 
@@ -52,6 +53,13 @@ def analyse(text: str | None) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=COUNTED_TEXTS)
+def counted(text: str | None) -> tuple[tuple[str, int], ...]:
+    """The terms of `text` with their counts, in order of first use; kept for the texts every
+    recall analyses again (a memory's pending turns, ranked on their own statistics each time)."""
+    return tuple(Counter(analyse(text)).items())
+
+
 def query_terms(text: str) -> list[str]:
     """The distinct terms of a query, in order, at most MAX_TERMS."""
     return list(dict.fromkeys(analyse(text)))[:MAX_TERMS]
@@ -69,9 +77,9 @@ class Bm25:
         for n, (key, fields) in enumerate(docs):
             self.ids.append(key)
             for field in boosts:
-                terms = Counter(analyse(fields.get(field)))
-                self.lengths[field].append(sum(terms.values()))
-                for term, tf in terms.items():
+                terms = counted(fields.get(field))
+                self.lengths[field].append(sum(tf for _, tf in terms))
+                for term, tf in terms:
                     self.postings[field].setdefault(term, []).append((n, tf))
         self.having = {f: sum(1 for x in v if x) for f, v in self.lengths.items()}   # Lucene's docCount
         self.average = {f: sum(v) / self.having[f] if self.having[f] else 0.0 for f, v in self.lengths.items()}
