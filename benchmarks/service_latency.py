@@ -10,11 +10,13 @@ into the database of `--uri`. Each server is started as a process (`tmem serve`,
 worker off so that only recall and add are measured), with a token. Sequentially, each query
 goes to every server in turn (the order alternating) and to the Python API of this checkout
 (`Memory.recall`) in this process; the answers of the two servers are compared, timings
-aside. The concurrent phase runs `--rounds` times on each server, alternating.
+aside. The concurrent phase runs `--rounds` times on each server, alternating, and records the
+CPU time per recall of the server, of the clients (this process) and, given `--neo4j-pid`, of
+the database.
 
     git worktree add /tmp/base main
     python -m benchmarks.service_latency --uri bolt://127.0.0.1:7687 --old /tmp/base --queries 200 \
-        --clients 16 --seconds 20 --rounds 2 --out /tmp/service_latency.json
+        --clients 16 --seconds 20 --rounds 3 --neo4j-pid PID --out /tmp/service_latency.json
 """
 
 from __future__ import annotations
@@ -62,9 +64,17 @@ def start_server(code: Path, uri: str, port: int) -> subprocess.Popen:
                             env=env, cwd=str(code), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
-def concurrent(base: str, clients: int, seconds: float, queries: list[str], rng: random.Random) -> dict:
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def concurrent(base: str, clients: int, seconds: float, queries: list[str], rng: random.Random,
+               pids: dict[str, int]) -> dict:
     """`clients` threads recalling as fast as they can for `seconds`, while a writer adds two
-    turns every 0.5 s to a fresh memory and to the one being recalled."""
+    turns every 0.5 s to a fresh memory and to the one being recalled; with the CPU seconds
+    each process of `pids` (and this one, the clients) used meanwhile."""
     headers = {"Authorization": f"Bearer {TOKEN}"}
     stop = threading.Event()
     latencies: list[float] = []
@@ -103,6 +113,8 @@ def concurrent(base: str, clients: int, seconds: float, queries: list[str], rng:
 
     threads = [threading.Thread(target=reader, args=(k,)) for k in range(clients)]
     threads.append(threading.Thread(target=writer))
+    cpu0 = {name: cpu_s(pid) for name, pid in pids.items()}
+    client0 = time.process_time()
     t0 = time.perf_counter()
     for t in threads:
         t.start()
@@ -111,8 +123,10 @@ def concurrent(base: str, clients: int, seconds: float, queries: list[str], rng:
     for t in threads:
         t.join()
     wall = time.perf_counter() - t0
+    cpu = {name: cpu_s(pid) - cpu0[name] for name, pid in pids.items()}
+    cpu["clients"] = time.process_time() - client0
     return {"clients": clients, "seconds": wall, "recalls": len(latencies), "latencies": latencies,
-            "adds": adds[0], "errors": errors}
+            "adds": adds[0], "errors": errors, "cpu_s": cpu}
 
 
 def main() -> None:
@@ -124,6 +138,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=30.0, help="of each concurrent round, per server")
     ap.add_argument("--rounds", type=int, default=1, help="concurrent rounds per server")
     ap.add_argument("--port", type=int, default=8790, help="this code's server; the old one's is the next")
+    ap.add_argument("--neo4j-pid", type=int, help="the database's process, for its CPU time per recall")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     encoder = get_encoder()
@@ -188,7 +203,8 @@ def main() -> None:
         runs: dict[str, list[dict]] = {side: [] for side in clients}
         for k in range(args.rounds):
             for side in order[k % 2:] + order[:k % 2]:
-                run = concurrent(bases[side], args.clients, args.seconds, queries, rng)
+                pids = {"server": servers[side].pid, **({"neo4j": args.neo4j_pid} if args.neo4j_pid else {})}
+                run = concurrent(bases[side], args.clients, args.seconds, queries, rng, pids)
                 runs[side].append(run)
                 print(json.dumps({"side": side, "round": k, "throughput_per_s": run["recalls"] / run["seconds"],
                                   "p50": statistics.median(run["latencies"]) if run["latencies"] else None,
@@ -203,7 +219,9 @@ def main() -> None:
                 "throughput_per_s": len(latencies) / wall,
                 "throughput_per_round": [run["recalls"] / run["seconds"] for run in done],
                 "adds": sum(run["adds"] for run in done), "errors": len(errs), "error_samples": errs[:5],
-                "latency_ms": summary(latencies) if latencies else None}
+                "latency_ms": summary(latencies) if latencies else None,
+                "cpu_ms_per_recall": {name: 1000 * sum(run["cpu_s"][name] for run in done) / len(latencies)
+                                      for name in done[0]["cpu_s"]} if latencies else None}
         if args.old:
             out["concurrent"]["ratio_throughput_new_old"] = (out["concurrent"]["new"]["throughput_per_s"]
                                                              / out["concurrent"]["old"]["throughput_per_s"])
