@@ -417,8 +417,8 @@ def _plain(value: Any) -> Any:
     kind = type(value)
     if kind in _PLAIN:
         return value
-    if kind is list:
-        return [_plain(v) for v in value]
+    if kind is list:   # the driver's own list, not a copy, when it holds scalars only (a vector, ids)
+        return value if set(map(type, value)) <= _PLAIN else [_plain(v) for v in value]
     if kind is dict:
         return {k: _plain(v) for k, v in value.items()}
     raise _NotPlain
