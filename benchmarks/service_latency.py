@@ -1,15 +1,22 @@
 """Warm recall through `tmem serve` over HTTP, query encoding included, on a LoCoMo-sized
-memory; then 16 concurrent clients for a bounded run while turns are being added.
+memory; then 16 concurrent clients for a bounded run while turns are being added. With
+`--old DIR` (a checkout of older code, e.g. a git worktree) a second server runs that code
+beside this one, and every measurement is made on both, interleaved, so both see the same
+machine load and the same database.
 
 The memory is `synthetic_memory('svc-locomo', n_items=500, n_scenes=60, turns_per_scene=10,
 horizon_per_scene=12)` (600 turns, 60 scenes, 500 items, about 2,460 trigger views), imported
-into the database of `--uri`. The server is started as a process (`tmem serve`, its build
-worker off so that only recall and add are measured), with a token. Beside each HTTP recall
-the same recall is made in this process with the Python API (`Memory.recall`), interleaved,
-so both see the same machine load.
+into the database of `--uri`. Each server is started as a process (`tmem serve`, its build
+worker off so that only recall and add are measured), with a token. Sequentially, each query
+goes to every server in turn (the order alternating) and to the Python API of this checkout
+(`Memory.recall`) in this process; the answers of the two servers are compared, timings
+aside. The concurrent phase runs `--rounds` times on each server, alternating, and records the
+CPU time per recall of the server, of the clients (this process) and, given `--neo4j-pid`, of
+the database.
 
-    python -m benchmarks.service_latency --uri bolt://127.0.0.1:7687 --queries 200 \
-        --clients 16 --seconds 30 --out /tmp/service_latency.json
+    git worktree add /tmp/base main
+    python -m benchmarks.service_latency --uri bolt://127.0.0.1:7687 --old /tmp/base --queries 200 \
+        --clients 16 --seconds 20 --rounds 3 --neo4j-pid PID --out /tmp/service_latency.json
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks._common import pct
+from benchmarks._common import load_average, pct
 from tmem_graph import api
 from tmem_graph.config import Settings
 from tmem_graph.encode import get_encoder
@@ -39,20 +46,99 @@ from tests.fixtures.synthetic import synthetic_memory
 MEMORY = "svc-locomo"
 WRITES = "svc-locomo-live"
 TOKEN = "benchmark-token-0123456789"
-
+HERE = Path(__file__).resolve().parents[1]
 
 
 def summary(values: list[float]) -> dict:
     return {"n": len(values), "p50": statistics.median(values), "p95": pct(values, 95), "max": max(values)}
 
 
+def without_timings(answer: dict) -> dict:
+    """A recall's JSON object without its timings (which differ from call to call)."""
+    return {k: v for k, v in answer.items() if k != "timings_ms"}
+
+
+def start_server(code: Path, uri: str, port: int) -> subprocess.Popen:
+    env = {**os.environ, "NEO4J_URI": uri, "TMEM_SERVE_TOKEN": TOKEN, "PYTHONPATH": str(code)}
+    return subprocess.Popen([sys.executable, "-m", "tmem_graph.cli", "serve", "--port", str(port), "--no-worker"],
+                            env=env, cwd=str(code), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def concurrent(base: str, clients: int, seconds: float, queries: list[str], rng: random.Random,
+               pids: dict[str, int]) -> dict:
+    """`clients` threads recalling as fast as they can for `seconds`, while a writer adds two
+    turns every 0.5 s to a fresh memory and to the one being recalled; with the CPU seconds
+    each process of `pids` (and this one, the clients) used meanwhile."""
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    stop = threading.Event()
+    latencies: list[float] = []
+    errors: list[str] = []
+    adds = [0]
+    lock = threading.Lock()
+
+    def reader(k: int) -> None:
+        local_rng = random.Random(k)
+        with httpx.Client(base_url=base, headers=headers, timeout=60) as http:
+            while not stop.is_set():
+                t0 = time.perf_counter()
+                try:
+                    r = http.post(f"/memories/{MEMORY}/recall", json={"query": local_rng.choice(queries)})
+                    ok = r.status_code == 200
+                except httpx.HTTPError as exc:
+                    ok, r = False, exc
+                with lock:
+                    (latencies.append((time.perf_counter() - t0) * 1000) if ok else errors.append(str(r)))
+
+    def writer() -> None:
+        with httpx.Client(base_url=base, headers=headers, timeout=60) as http:
+            n = 0
+            while not stop.is_set():
+                n += 1
+                turns = [{"speaker": "Ana", "text": f"live turn {n}: {rng.choice(queries)}"},
+                         {"speaker": "Ben", "text": f"reply {n}"}]
+                for target in (WRITES, MEMORY):  # a fresh memory and the one being recalled
+                    r = http.post(f"/memories/{target}/turns", json={"turns": turns})
+                    with lock:
+                        if r.status_code == 200:
+                            adds[0] += 1
+                        else:
+                            errors.append(r.text)
+                stop.wait(0.5)
+
+    threads = [threading.Thread(target=reader, args=(k,)) for k in range(clients)]
+    threads.append(threading.Thread(target=writer))
+    cpu0 = {name: cpu_s(pid) for name, pid in pids.items()}
+    client0 = time.process_time()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - t0
+    cpu = {name: cpu_s(pid) - cpu0[name] for name, pid in pids.items()}
+    cpu["clients"] = time.process_time() - client0
+    return {"clients": clients, "seconds": wall, "recalls": len(latencies), "latencies": latencies,
+            "adds": adds[0], "errors": errors, "cpu_s": cpu}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--uri", default="bolt://127.0.0.1:7687")
+    ap.add_argument("--old", type=Path, help="a checkout of older code, served beside this one")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--clients", type=int, default=16)
-    ap.add_argument("--seconds", type=float, default=30.0)
-    ap.add_argument("--port", type=int, default=8790)
+    ap.add_argument("--seconds", type=float, default=30.0, help="of each concurrent round, per server")
+    ap.add_argument("--rounds", type=int, default=1, help="concurrent rounds per server")
+    ap.add_argument("--port", type=int, default=8790, help="this code's server; the old one's is the next")
+    ap.add_argument("--neo4j-pid", type=int, help="the database's process, for its CPU time per recall")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     encoder = get_encoder()
@@ -65,84 +151,87 @@ def main() -> None:
     api.import_memory(doc, store=store, encoder=encoder)
     rng = random.Random(5)
     queries = [t["text"] for t in rng.sample(doc["turns"], 60)] + [i["text"] for i in rng.sample(doc["items"], 60)]
-    env = {**os.environ, "NEO4J_URI": args.uri, "TMEM_SERVE_TOKEN": TOKEN}
-    server = subprocess.Popen([sys.executable, "-m", "tmem_graph.cli", "serve", "--port", str(args.port),
-                               "--no-worker"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{args.port}"
-    out: dict = {"memory": MEMORY, "cores": os.cpu_count(), "host": socket.gethostname()}
+    sides = {"new": (HERE, args.port), **({"old": (args.old.resolve(), args.port + 1)} if args.old else {})}
+    servers = {side: start_server(code, args.uri, port) for side, (code, port) in sides.items()}
+    bases = {side: f"http://127.0.0.1:{port}" for side, (_, port) in sides.items()}
+    out: dict = {"memory": MEMORY, "cores": os.cpu_count(), "host": socket.gethostname(),
+                 "load_before": load_average()}
+    headers = {"Authorization": f"Bearer {TOKEN}"}
     try:
-        wait_for_http(base + "/health", server)
-        headers = {"Authorization": f"Bearer {TOKEN}"}
+        for side, server in servers.items():
+            wait_for_http(bases[side] + "/health", server)
         memory = api.Memory(MEMORY, store=store, encoder=encoder)
-        with httpx.Client(base_url=base, headers=headers, timeout=60) as http:
-            for q in queries[:30]:  # warm-up, both paths
+        clients = {side: httpx.Client(base_url=base, headers=headers, timeout=60) for side, base in bases.items()}
+        order = list(clients)
+        for q in queries[:30]:  # warm-up, every path
+            for http in clients.values():
                 http.post(f"/memories/{MEMORY}/recall", json={"query": q}).raise_for_status()
-                memory.recall(q)
-            via_http, in_process = [], []
-            for n in range(args.queries):
-                q = queries[n % len(queries)]
+            memory.recall(q)
+        via_http: dict[str, list[float]] = {side: [] for side in clients}
+        server_ms: dict[str, dict[str, list[float]]] = {side: {} for side in clients}
+        in_process: list[float] = []
+        same = differ = 0
+        for n in range(args.queries):
+            q = queries[n % len(queries)]
+            answers = {}
+            for side in order[n % 2:] + order[:n % 2]:
                 t0 = time.perf_counter()
-                http.post(f"/memories/{MEMORY}/recall", json={"query": q}).raise_for_status()
-                via_http.append((time.perf_counter() - t0) * 1000)
-                t0 = time.perf_counter()
-                memory.recall(q)
-                in_process.append((time.perf_counter() - t0) * 1000)
-        out["sequential"] = {"http_ms": summary(via_http), "python_api_ms": summary(in_process),
-                             "ratio_p50": statistics.median(via_http) / statistics.median(in_process)}
+                r = clients[side].post(f"/memories/{MEMORY}/recall", json={"query": q})
+                via_http[side].append((time.perf_counter() - t0) * 1000)
+                r.raise_for_status()
+                answers[side] = r.json()
+                for stage, ms in answers[side]["timings_ms"].items():
+                    server_ms[side].setdefault(stage, []).append(ms)
+            if len(answers) == 2:
+                same, differ = (same + 1, differ) if without_timings(answers["new"]) == without_timings(
+                    answers["old"]) else (same, differ + 1)
+            t0 = time.perf_counter()
+            memory.recall(q)
+            in_process.append((time.perf_counter() - t0) * 1000)
+        for http in clients.values():
+            http.close()
+        out["sequential"] = {side: {"http_ms": summary(via_http[side]),
+                                    "server_timings_ms": {k: summary(v) for k, v in server_ms[side].items()}}
+                             for side in clients}
+        out["sequential"]["python_api_ms"] = summary(in_process)
+        if args.old:
+            out["sequential"]["ratio_p50_new_old"] = (statistics.median(via_http["new"])
+                                                      / statistics.median(via_http["old"]))
+            out["sequential"]["same_answers"] = {"same": same, "different": differ}
         print(json.dumps(out["sequential"]), flush=True)
 
-        stop = threading.Event()
-        latencies: list[float] = []
-        errors: list[str] = []
-        adds = [0]
-        lock = threading.Lock()
-
-        def reader(k: int) -> None:
-            local_rng = random.Random(k)
-            with httpx.Client(base_url=base, headers=headers, timeout=60) as http:
-                while not stop.is_set():
-                    t0 = time.perf_counter()
-                    try:
-                        r = http.post(f"/memories/{MEMORY}/recall", json={"query": local_rng.choice(queries)})
-                        ok = r.status_code == 200
-                    except httpx.HTTPError as exc:
-                        ok, r = False, exc
-                    with lock:
-                        (latencies.append((time.perf_counter() - t0) * 1000) if ok else errors.append(str(r)))
-
-        def writer() -> None:
-            with httpx.Client(base_url=base, headers=headers, timeout=60) as http:
-                n = 0
-                while not stop.is_set():
-                    n += 1
-                    turns = [{"speaker": "Ana", "text": f"live turn {n}: {rng.choice(queries)}"},
-                             {"speaker": "Ben", "text": f"reply {n}"}]
-                    for target in (WRITES, MEMORY):  # a fresh memory and the one being recalled
-                        r = http.post(f"/memories/{target}/turns", json={"turns": turns})
-                        with lock:
-                            if r.status_code == 200:
-                                adds[0] += 1
-                            else:
-                                errors.append(r.text)
-                    stop.wait(0.5)
-
-        threads = [threading.Thread(target=reader, args=(k,)) for k in range(args.clients)]
-        threads.append(threading.Thread(target=writer))
-        t0 = time.perf_counter()
-        for t in threads:
-            t.start()
-        time.sleep(args.seconds)
-        stop.set()
-        for t in threads:
-            t.join()
-        wall = time.perf_counter() - t0
-        out["concurrent"] = {"clients": args.clients, "seconds": wall, "recalls": len(latencies),
-                             "throughput_per_s": len(latencies) / wall, "adds": adds[0], "errors": len(errors),
-                             "error_samples": errors[:5], "latency_ms": summary(latencies) if latencies else None}
-        print(json.dumps(out["concurrent"]), flush=True)
+        runs: dict[str, list[dict]] = {side: [] for side in clients}
+        for k in range(args.rounds):
+            for side in order[k % 2:] + order[:k % 2]:
+                pids = {"server": servers[side].pid, **({"neo4j": args.neo4j_pid} if args.neo4j_pid else {})}
+                run = concurrent(bases[side], args.clients, args.seconds, queries, rng, pids)
+                runs[side].append(run)
+                print(json.dumps({"side": side, "round": k, "throughput_per_s": run["recalls"] / run["seconds"],
+                                  "p50": statistics.median(run["latencies"]) if run["latencies"] else None,
+                                  "errors": len(run["errors"])}), flush=True)
+        out["concurrent"] = {}
+        for side, done in runs.items():
+            latencies = [ms for run in done for ms in run["latencies"]]
+            wall = sum(run["seconds"] for run in done)
+            errs = [e for run in done for e in run["errors"]]
+            out["concurrent"][side] = {
+                "clients": args.clients, "rounds": len(done), "seconds": wall, "recalls": len(latencies),
+                "throughput_per_s": len(latencies) / wall,
+                "throughput_per_round": [run["recalls"] / run["seconds"] for run in done],
+                "adds": sum(run["adds"] for run in done), "errors": len(errs), "error_samples": errs[:5],
+                "latency_ms": summary(latencies) if latencies else None,
+                "cpu_ms_per_recall": {name: 1000 * sum(run["cpu_s"][name] for run in done) / len(latencies)
+                                      for name in done[0]["cpu_s"]} if latencies else None}
+        if args.old:
+            out["concurrent"]["ratio_throughput_new_old"] = (out["concurrent"]["new"]["throughput_per_s"]
+                                                             / out["concurrent"]["old"]["throughput_per_s"])
+        out["load_after"] = load_average()
+        print(json.dumps({k: ({kk: vv for kk, vv in v.items() if kk != "error_samples"} if isinstance(v, dict) else v)
+                          for k, v in out["concurrent"].items()}), flush=True)
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        for server in servers.values():
+            server.terminate()
+            server.wait(timeout=30)
         for m in (WRITES,):
             if store.exists(m):
                 store.drop(m)

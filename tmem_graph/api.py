@@ -43,13 +43,16 @@ class Memory:
     """
 
     def __init__(self, memory_id: str, settings: Settings | None = None, store: Store | None = None,
-                 encoder: Encoder | None = None):
+                 encoder: Encoder | None = None, header: dict | None = None):
         self.id = check_memory_id(memory_id)
         self._owns_store = store is None
         self.store = store or Store(settings or Settings.from_env())
         self.settings = self.store.settings
         self._encoder = encoder
         self._encoder_checked = False
+        # the memory's header (`Store.memory`) as the caller has read it: the encoder is checked
+        # against it instead of reading it again (a round trip less per service call)
+        self.header = header
 
     def close(self) -> None:
         """Close the store if this Memory opened it."""
@@ -69,7 +72,7 @@ class Memory:
             self._encoder = get_encoder(self.settings.encoder)
         if self._encoder_checked:
             return self._encoder
-        header = self.store.memory(self.id)
+        header = self.header = self.header or self.store.memory(self.id)
         if not same_encoder(header["encoder"], self._encoder) or header["dim"] != self._encoder.dim:
             raise EncoderMismatch(
                 f"memory {self.id!r} was built with encoder {header['encoder']!r} "

@@ -267,6 +267,34 @@ def test_a_wrong_token_and_a_memory_outside_the_patterns_are_refused_alike(raw, 
     assert api.Memory(hidden, store=store).stats()["turns"] == 2   # nothing was added or deleted
 
 
+def test_a_recall_after_the_memory_was_dropped_or_made_anew_with_another_encoder(http, store, encoder, new_id):
+    """The server keeps the header of a memory it recalled (not read again while recalls read
+    the same version): a memory dropped since is 404 as before, one made anew with another
+    encoder of the same dimension 409, and a recall after an add answers as the Python API."""
+    from tmem_graph.encode.fake import FakeEncoder
+
+    memory_id = new_id("svc-anew")
+    query = {"query": "What does Ana avoid eating?"}
+    local = api.Memory(memory_id, store=store, encoder=encoder)
+    local.add(turns_json()[:4])
+    for _ in range(2):   # the second from the header the first one kept
+        recalled = http.post(f"/memories/{memory_id}/recall", json=query)
+        assert recalled.status_code == 200 and recalled.json()["recent"]
+    local.add(turns_json()[4:6])
+    again = http.post(f"/memories/{memory_id}/recall", json=query).json()
+    assert again == {**local.recall(query["query"]).to_json(), "timings_ms": again["timings_ms"]}
+    store.drop(memory_id)
+    gone = http.post(f"/memories/{memory_id}/recall", json=query)
+    assert gone.status_code == 404 and gone.json()["error"] == f"no memory {memory_id!r}"
+    local.add(turns_json()[:2])
+    assert http.post(f"/memories/{memory_id}/recall", json=query).status_code == 200
+    store.drop(memory_id)   # made anew by another process, with another encoder: no recall between
+    api.Memory(memory_id, store=store, encoder=FakeEncoder(encoder.dim)).add(turns_json()[:2])
+    other = http.post(f"/memories/{memory_id}/recall", json=query)
+    assert other.status_code == 409 and "was built with encoder 'fake:" in other.json()["error"], other.text
+    store.drop(memory_id)
+
+
 def test_ask_and_build_without_an_llm_answer_503_with_the_message_mcp_gives(store, tmp_path, new_id):
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client

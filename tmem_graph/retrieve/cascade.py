@@ -121,7 +121,7 @@ class Cascade:
             if before["committing"]:  # a commit is under way: give it a moment, then look again
                 time.sleep(0.05)
         result.timings_ms["total"] = (time.perf_counter() - t0) * 1000
-        result.attempts = attempts
+        result.attempts, result.version = attempts, before["version"]
         return result
 
     @staticmethod

@@ -12,10 +12,11 @@ loads it again.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import threading
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable
@@ -30,6 +31,7 @@ _STEMMER = snowballstemmer.stemmer("porter")   # what Lucene's PorterStemFilter 
 _STEM_LOCK = threading.Lock()                  # a snowball stemmer keeps state between calls
 MAX_TERMS = 64      # a query's distinct terms beyond these are not searched (as the Lucene path did)
 K1, B = 1.2, 0.75   # Lucene's BM25Similarity defaults
+COUNTED_TEXTS = 8192   # texts whose analysis is kept (`counted`)
 CACHE_DOCS = 500_000  # documents the per-process cache holds, over all memories, before it forgets
 
 
@@ -51,6 +53,13 @@ def analyse(text: str | None) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=COUNTED_TEXTS)
+def counted(text: str | None) -> tuple[tuple[str, int], ...]:
+    """The terms of `text` with their counts, in order of first use; kept for the texts every
+    recall analyses again (a memory's pending turns, ranked on their own statistics each time)."""
+    return tuple(Counter(analyse(text)).items())
+
+
 def query_terms(text: str) -> list[str]:
     """The distinct terms of a query, in order, at most MAX_TERMS."""
     return list(dict.fromkeys(analyse(text)))[:MAX_TERMS]
@@ -68,31 +77,39 @@ class Bm25:
         for n, (key, fields) in enumerate(docs):
             self.ids.append(key)
             for field in boosts:
-                terms = Counter(analyse(fields.get(field)))
-                self.lengths[field].append(sum(terms.values()))
-                for term, tf in terms.items():
+                terms = counted(fields.get(field))
+                self.lengths[field].append(sum(tf for _, tf in terms))
+                for term, tf in terms:
                     self.postings[field].setdefault(term, []).append((n, tf))
         self.having = {f: sum(1 for x in v if x) for f, v in self.lengths.items()}   # Lucene's docCount
         self.average = {f: sum(v) / self.having[f] if self.having[f] else 0.0 for f, v in self.lengths.items()}
+        # each document's length normalisation per field, computed once here rather than for
+        # every hit of every query (only fields with a term have hits, so `average` is not 0)
+        self.norms = {f: [K1 * (1 - B + B * n / self.average[f]) if n else 0.0 for n in v]
+                      for f, v in self.lengths.items()}
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def rank(self, terms: list[str], limit: int | None = None) -> list[tuple[str, float]]:
         """(id, score) of every object matching a term, best first, equal scores by id."""
-        scores: dict[int, float] = {}
+        scores: defaultdict[int, float] = defaultdict(float)
         for field, boost in self.boosts.items():
-            docs, avg, lengths = self.having[field], self.average[field], self.lengths[field]
+            docs, norms, postings = self.having[field], self.norms[field], self.postings[field]
             for term in terms:
-                hits = self.postings[field].get(term)
+                hits = postings.get(term)
                 if not hits:
                     continue
-                idf = math.log(1 + (docs - len(hits) + 0.5) / (len(hits) + 0.5))
+                weight = boost * math.log(1 + (docs - len(hits) + 0.5) / (len(hits) + 0.5))   # boost × idf
                 for n, tf in hits:
-                    norm = K1 * (1 - B + B * lengths[n] / avg)
-                    scores[n] = scores.get(n, 0.0) + boost * idf * tf / (tf + norm)
-        ranked = sorted(((self.ids[n], s) for n, s in scores.items()), key=lambda p: (-p[1], p[0]))
-        return ranked if limit is None else ranked[:limit]
+                    scores[n] += weight * tf / (tf + norms[n])
+        ids = self.ids
+        ranked = ((ids[n], s) for n, s in scores.items())
+        return sorted(ranked, key=_best_first) if limit is None else heapq.nsmallest(limit, ranked, key=_best_first)
+
+
+def _best_first(pair: tuple[str, float]) -> tuple[float, str]:
+    return -pair[1], pair[0]
 
 
 @dataclass

@@ -36,6 +36,7 @@ MCP_MAX_TOKENS = 8_000
 LIST_DEFAULT = 100   # memories per page of a listing, unless the caller asks (at most LIST_MAX)
 LIST_MAX = 1000
 OBJECTS_DEFAULT = 50  # a memory's turns, scenes or items per page (at most objects.MAX_LIMIT)
+RECALLED_MAX = 10_000  # memory headers kept for recalls (Service._recalled)
 LLM_CALLS = 4        # asks and builds a service runs at once (more get ServiceBusy: 503)
 
 
@@ -77,6 +78,7 @@ class Service:
         self._llm_lock = threading.Lock()
         self._stop = threading.Event()
         self._llm_calls = threading.BoundedSemaphore(LLM_CALLS)
+        self._recalled: dict[str, dict] = {}   # memory id -> its header, read at the version a recall read
         self.worker_state = "off" if not worker else "starting"
         self._worker: threading.Thread | None = None
         if worker:
@@ -159,17 +161,25 @@ class Service:
             self._stop.wait(pause)
 
     # -- memories: each call as one caller may make it --------------------------------------
-    def memory(self, caller: Scope, memory_id: str, must_exist: bool = True, write: bool = False) -> Memory:
+    def memory(self, caller: Scope, memory_id: str, must_exist: bool = True, write: bool = False,
+               header: dict | None = None) -> Memory:
         """The Memory for `memory_id`: "no memory" alike when absent and when outside the caller's
-        patterns; a change asked by a read-only caller is refused (Forbidden) whether or not it exists."""
+        patterns; a change asked by a read-only caller is refused (Forbidden) whether or not it exists.
+        Its encoder is checked against `header` when given, else against the header read here."""
         check_memory_id(memory_id)
         if not caller.allows(memory_id):
             raise MemoryNotFound(f"no memory {memory_id!r}")
         if write and not caller.write:
             raise Forbidden(f"read-only: this token may read memory {memory_id!r} but not change it")
-        if must_exist and not self.store.exists(memory_id):
-            raise MemoryNotFound(f"no memory {memory_id!r}")
-        return Memory(memory_id, store=self.store, encoder=self.encoder)
+        if must_exist and header is None:
+            header = self._header(memory_id)
+        return Memory(memory_id, store=self.store, encoder=self.encoder, header=header)
+
+    def _header(self, memory_id: str) -> dict:
+        try:
+            return self.store.memory(memory_id)
+        except MemoryNotFound:
+            raise MemoryNotFound(f"no memory {memory_id!r}") from None
 
     def list_memories(self, caller: Scope, after: str | None = None, limit: int = LIST_DEFAULT) -> dict[str, Any]:
         """A page of the memories the caller may use, in id order: {"memories", "next"} (the
@@ -226,10 +236,28 @@ class Service:
                without: Iterable[str] = (), budgets: Budgets | None = None, cap: int = MAX_K,
                token_cap: int = MAX_TOKENS, only: dict | None = None) -> dict:
         """`only`: the recall filters (speakers, since, until: Memory.recall), unset ones None."""
-        memory = self.memory(caller, memory_id)
+        # the header an earlier recall found at the version it read: not read again while the
+        # recalls read that version (any write of the memory, or a memory made anew, is another)
+        known = self._recalled.get(memory_id)
+        memory = self.memory(caller, memory_id, header=known)
         settings = (budgets or Budgets()).settings(self.settings.retrieval, cap, token_cap)
-        return memory.recall(query, speaker=speaker, without=list(without), settings=settings,
-                             **(only or {})).to_json()
+        try:
+            result = memory.recall(query, speaker=speaker, without=list(without), settings=settings,
+                                   **(only or {}))
+        except MemoryNotFound:   # dropped since its header was read
+            self._recalled.pop(memory_id, None)
+            raise MemoryNotFound(f"no memory {memory_id!r}") from None
+        header = memory.header
+        if known is not None and known["version"] != result.version:   # written since: read, checked again
+            header = self._header(memory_id)
+            self.memory(caller, memory_id, header=header).encoder  # noqa: B018 - raises EncoderMismatch
+        if header["version"] == result.version:
+            if len(self._recalled) >= RECALLED_MAX:   # bounded, whatever the number of memories
+                self._recalled.clear()
+            self._recalled[memory_id] = header
+        else:
+            self._recalled.pop(memory_id, None)
+        return result.to_json()
 
     def ask(self, caller: Scope, memory_id: str, question: str, speaker: str | None = None,
             without: Iterable[str] = (), only: dict | None = None) -> dict:
