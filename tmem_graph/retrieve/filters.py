@@ -1,7 +1,8 @@
 """Recall filters: only evidence from some speakers' turns, or from a time window, or both
 (docs/api.md, "Recall filters").
 
-A filtered recall ranks as an unfiltered one does, but deeper (`WIDEN` times each budget), then
+A filtered recall ranks as an unfiltered one does, but deeper (`WIDEN` times each budget, at
+least `candidates`), then
 keeps what the filter admits and cuts back to the budgets: a scene keeps only its admitted
 turns and goes when none is left; an item stays when a turn it was distilled from is admitted
 (its scenes' turns when it records none); turns no scene holds yet and the turn lane are
@@ -63,10 +64,10 @@ class TurnFilter:
         return (self.since is None or when >= self.since) and (self.until is None or when < self.until)
 
     def widened(self, cfg: RetrievalSettings) -> RetrievalSettings:
-        """The settings to rank with: every budget `WIDEN` times deeper (the cut comes after)."""
-        return replace(cfg, k_scenes=min(MAX_BUDGET, cfg.k_scenes * WIDEN),
-                       k_items=min(MAX_BUDGET, cfg.k_items * WIDEN),
-                       k_recent=min(MAX_BUDGET, cfg.k_recent * WIDEN))
+        """The settings to rank with: every budget `WIDEN` times deeper, and at least as deep as
+        each channel's ranking (`candidates`), the cut coming after."""
+        deeper = lambda k: min(MAX_BUDGET, max(k * WIDEN, cfg.candidates))  # noqa: E731
+        return replace(cfg, k_scenes=deeper(cfg.k_scenes), k_items=deeper(cfg.k_items), k_recent=deeper(cfg.k_recent))
 
     def apply(self, recall: Recall, cfg: RetrievalSettings,
               turns_of: Callable[[list[str], list[str]], tuple[dict, dict]]) -> Recall:
