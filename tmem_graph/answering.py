@@ -3,9 +3,10 @@ styles of `llm.prompts.answer`: one call ("assistant", "locomo"), or two ("focus
 small local model): first the model chooses, among what the triggers reached
 (`retrieve.evidence.anticipated`), the one memory to keep in mind, if any; then it answers with
 that memory named, and the answer carries it (appended when the model's sentence left it out).
-The first call is made only for a weak match (`Recall.weak`: no turn is close to the question,
-so what matters is tied to it by an arc, not by its words) that does not ask when: a question
-close to something said asks for that fact, and a caveat appended to it only dilutes it
+The first call is made for a weak match (`Recall.weak`: no turn is close to the question, so
+what matters is tied to it by an arc, not by its words) or a question asking for advice, a choice
+or a plan (`asks_advice`), and never for one that asks when: a question close to something said
+that asks for a fact wants that fact, and a caveat appended to it only dilutes it
 (docs/local-llm.md, "Answers")."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .words import share_in
 from .llm.prompts.answer import TWO_STEP, answer_messages, keep_messages, keep_schema, split_reply
-from .retrieve.evidence import anticipated, asks_when
+from .retrieve.evidence import anticipated, asks_advice, asks_when
 from .retrieve.results import Recall
 
 if TYPE_CHECKING:
@@ -29,7 +30,8 @@ def answer(llm: "LLMClient", context: str, question: str, style: str, recall: Re
     chose to keep in mind among those `recall`'s triggers reached ("" when none, or another style)."""
     what = what or f"for {question[:60]!r}"
     keep = ""
-    if style in TWO_STEP and recall is not None and recall.weak and not asks_when(question):
+    if (style in TWO_STEP and recall is not None and (recall.weak or asks_advice(question))
+            and not asks_when(question)):
         candidates = anticipated(recall)
         if candidates:
             texts = [text for text, _ in candidates]

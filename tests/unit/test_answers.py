@@ -180,3 +180,18 @@ def test_the_focus_style_keeps_the_chosen_memory_in_the_answer(scripted_llm):
     scripted_llm.expect("Question: Where does Ana eat?\nAnswer the question", "In Porto.")
     assert answer(llm, "CONTEXT", "Where does Ana eat?", "focus", strong) == ("In Porto.", "")
     assert len(scripted_llm.requests) == calls + 2
+    # ... unless it asks for advice: then the caveat is asked for, close match or not
+    scripted_llm.expect("Which one memory should be kept in mind", {"memory": 1})
+    scripted_llm.expect("Keep in mind: Ana avoids oysters.\nAnswer the question", "The tapas bar.")
+    assert answer(llm, "CONTEXT", "Where should we eat with Ana?", "focus", strong)[1] == "Ana avoids oysters."
+
+
+def test_a_question_asking_for_advice_is_told_from_one_asking_for_a_fact():
+    from tmem_graph.retrieve.evidence import asks_advice
+
+    advice = ["Can you suggest a restaurant for our team dinner?", "Should I order the seafood platter?",
+              "Bob wants to run a marathon next month, good idea?", "Is it a good idea to book the tapas bar?",
+              "Any tips for the trip?", "What do you think of a crab boil for the team?"]
+    facts = ["What did Caroline research?", "Where will Clara sleep when she moves in with Ben?",
+             "What is Bob's favourite film?", "When is Ana's cooking class?", "How many children does Melanie have?"]
+    assert all(asks_advice(q) for q in advice) and not any(asks_advice(q) for q in facts)

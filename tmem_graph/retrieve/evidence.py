@@ -149,6 +149,18 @@ def asks_when(question: str) -> bool:
     return bool(ASKS_WHEN.search(question))
 
 
+# a question that asks for advice, a choice or a plan ("Can you suggest …", "Should we …",
+# "… good idea?"), whose answer a memory kept in mind can change, rather than for a fact
+ASKS_ADVICE = re.compile(r"\b(should|shall|could|suggest|recommend|advi[cs]e|ideas?|tips?|plan|"
+                         r"what (do|would) you think|how about|what about|let's|"
+                         r"is (it|that|this) (a )?(good|ok|okay|wise|safe))\b", re.IGNORECASE)
+
+
+def asks_advice(question: str) -> bool:
+    """Whether a question asks for advice, a choice or a plan rather than for a fact."""
+    return bool(ASKS_ADVICE.search(question))
+
+
 def about(speaker: str, sentence: str) -> str:
     """A persona sentence that names its speaker as it is; one that does not, after the name
     ("Works on a team with Priya." → "Alice: Works on a team with Priya.")."""
