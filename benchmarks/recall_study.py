@@ -1,6 +1,6 @@
 """The recall study: every candidate list of a memory's queries traced once, then the final
 fusion and the packer replayed offline under any constants, and the constants chosen
-leave-one-memory-out (docs/retrieval.md, "Choosing the constants").
+leave-one-memory-out (docs/retrieval.md, "Associative pointers and weak matches").
 
     # 1. trace (one cascade run per query, as deep as the widest budget needs; needs the server)
     python -m benchmarks.recall_study trace --memory conv-30-strong --sample conv-30 \\
@@ -10,7 +10,9 @@ leave-one-memory-out (docs/retrieval.md, "Choosing the constants").
     python -m benchmarks.recall_study choose --out eval-out/study/choice.json
     #    (--grid: the constants to try; --fixed: settings every variant shares; --unpacked: judge
     #    the recall without a budget by the probes' S@5; docs/retrieval.md has the runs)
-    # 3. the encoders compared: the same memories imported into a server of the other encoder
+    # 3. the unpacked recall under each fusion rule beside every single list it fuses (S@5, R@k)
+    python -m benchmarks.recall_study channels
+    # 4. the encoders compared: the same memories imported into a server of the other encoder
     TMEM_ENCODER=all-mpnet-base-v2 python -m benchmarks.recall_study trace ... --dir eval-out/study-mpnet
     python -m benchmarks.recall_study compare eval-out/study eval-out/study-mpnet
 
@@ -21,7 +23,9 @@ pool), the turn lane, and the cosine of every turn of the memory with the query.
 the product's own pure functions on it (`select_scenes`, `select_items`, `pack`), so it differs
 from `Memory.recall` only in its pool: the trace's pool is the widest any variant uses.
 Figures at equal tokens: the flat baselines are cut at the packed evidence's tokens, as
-`tmem eval` cuts them. The figures that docs/ report come from `tmem eval`, not from here.
+`tmem eval` cuts them; a replay at the default constants gives `tmem eval`'s figures
+(docs/retrieval.md). It is the one instrument of the recall explorations: the fusion rules,
+the single lists, the packer's constants and the encoders are compared on the same traces.
 """
 
 from __future__ import annotations
@@ -47,7 +51,8 @@ from tmem_graph.retrieve.cascade import Cascade  # noqa: E402
 from tmem_graph.retrieve.evidence import format_evidence  # noqa: E402
 from tmem_graph.retrieve.pack import pack  # noqa: E402
 from tmem_graph.retrieve.results import Recall  # noqa: E402
-from tmem_graph.retrieve.select import ItemCandidates, select_cue, select_items, select_scenes  # noqa: E402
+from tmem_graph.retrieve.select import (ItemCandidates, scene_cue, select_cue, select_items,  # noqa: E402
+                                        select_scenes)
 
 CACHE = Path("eval-out/study")
 BUDGETS = (500, 1000, 2000, 4000)
@@ -114,8 +119,11 @@ class Replay:
         nearest = q["trace"]["lane"]["dense"][:1] if "lane" in q["trace"] else []
         cfg = cfg.split_for(nearest[0][1] if nearest else None)   # as the cascade splits a weak match
         deep = cfg.for_budget()
-        chosen = select_scenes(q["trace"]["scenes"], deep)
-        cue = select_cue(q["trace"]["scenes"], deep)
+        scenes = q["trace"]["scenes"]
+        if cfg.cue_fusion != WIDEST.cue_fusion:   # SceneCue fused again from its traced channels
+            scenes = dataclasses.replace(scenes, cue=scene_cue(scenes.cue_lists, cfg, {}))
+        chosen = select_scenes(scenes, deep)
+        cue = select_cue(scenes, deep)
         for s in chosen + cue:
             stored = self.data["scenes"][s.id]
             s.title, s.summary = stored["title"], stored["summary"]
@@ -297,6 +305,77 @@ def compare(args) -> None:
                   f"{'–' if s5 is None else format(s5, '.3f')} |")
 
 
+# The fusions compared beside the single lists (`channels`): the default and the other rules of
+# `RetrievalSettings.fusion` (a weak match's associative order applies to each), and the fusion
+# before lanes and weak matches (docs/retrieval.md, "Fusion").
+FUSIONS = {"lanes (default)": {}, "rrf": {"fusion": "rrf"}, "rrf_tail": {"fusion": "rrf_tail"},
+           "score": {"fusion": "score"},
+           "before lanes (rrf, SceneCue rrf)": {"fusion": "rrf", "cue_fusion": "rrf", "weak_match": 0.0},
+           "no cue list (reference code without its reranker)": {"fusion": "rrf", "cue_fusion": "rrf",
+                                                                  "cue_in_fusion": False, "weak_match": 0.0}}
+
+
+REFERENCE_CUE = RetrievalSettings(cue_fusion="rrf")
+
+
+def single_lists(replay: Replay, q: dict) -> dict[str, list[str]]:
+    """Every ranking a traced query holds, as scenes best first: the final fusion's own lists over
+    the pool (bm25, dense: the scene vector), SceneCue's order and its channels over every scene
+    they found, and flat dense over turns read as scenes (a scene at the place of its first turn;
+    the turn channel's order over the pool is the same, as the pool holds every scene it ranks)."""
+    c = q["trace"]["scenes"]
+    out = {"bm25": c.bm25, "dense (scene vector)": c.dense, "SceneCue": c.cue,
+           **{f"SceneCue: {n}": r for n, r in c.cue_lists.items()}}
+    out = {n: [s for s, _ in r] for n, r in out.items() if r}
+    out["SceneCue, channels by RRF (the reference)"] = [s for s, _ in scene_cue(c.cue_lists, REFERENCE_CUE, {})]
+    home = {t: s for s, turns in replay.data["scene_turns"].items() for t in turns}
+    flat = []
+    for t in q["flat"]["dense"]:
+        if home.get(t) and home[t] not in flat:
+            flat.append(home[t])
+    out["flat dense over turns"] = flat
+    return out
+
+
+def scene_figures(replay: Replay, order) -> dict:
+    """S@1 and S@5 of the LoCoMo-Plus probes (the cue scene's place) and scene R@1 / R@3 / R@5 of
+    the LoCoMo questions (the share of their evidence turns inside the first k scenes, items not
+    counted) for `order(q)`, a query's scenes best first."""
+    turns = replay.data["scene_turns"]
+    out: dict[str, list] = {"s1": [], "s5": [], "r1": [], "r3": [], "r5": []}
+    for q in replay.data["queries"]:
+        ranked = order(q)
+        if q["kind"] == "plus":
+            cue = set(q["gold"]["cue"])
+            hit = [bool(cue & set(turns.get(s, ()))) for s in ranked[:5]]
+            out["s1"].append(any(hit[:1]))
+            out["s5"].append(any(hit))
+        else:
+            gold = set(q["gold"]["evidence"])
+            for k in (1, 3, 5):
+                got = {t for s in ranked[:k] for t in turns.get(s, ())}
+                out[f"r{k}"].append(len(gold & got) / len(gold))
+    return {k: statistics.mean(v) if v else None for k, v in out.items()}
+
+
+def channels(args) -> None:
+    """Per traced memory: the unpacked recall under each fusion rule beside every single list it
+    fuses, by S@1 / S@5 (LoCoMo-Plus probes) and scene R@1 / R@3 / R@5 (LoCoMo questions)."""
+    cell = lambda x: "–" if x is None else f"{x:.3f}"  # noqa: E731
+    for memory, replay in load(sorted(args.dir.glob("*.trace.pkl"))).items():
+        rows = {f"fusion: {name}": scene_figures(replay, lambda q, c=RetrievalSettings(**changes):
+                                                 [s.id for s in replay.recall(q, c).scenes])
+                for name, changes in FUSIONS.items()}
+        names = sorted({n for q in replay.data["queries"] for n in single_lists(replay, q)})
+        rows |= {n: scene_figures(replay, lambda q, n=n: single_lists(replay, q).get(n, [])) for n in names}
+        print(f"\n{memory} ({args.dir}): "
+              f"{sum(q['kind'] == 'plus' for q in replay.data['queries'])} probes, "
+              f"{sum(q['kind'] == 'locomo' for q in replay.data['queries'])} LoCoMo questions\n")
+        print("| order | S@1 | S@5 | scene R@1 | R@3 | R@5 |\n|---|---|---|---|---|---|")
+        for name, f in rows.items():
+            print(f"| {name} | " + " | ".join(cell(f[k]) for k in ("s1", "s5", "r1", "r3", "r5")) + " |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -315,7 +394,8 @@ def main() -> None:
                    help="settings every variant shares, as JSON (e.g. the constants a first choice picked)")
     c.add_argument("--unpacked", action="store_true",
                    help="judge the recall without a budget by the LoCoMo-Plus probes' scene S@5")
-    for p in (t, c):
+    h = sub.add_parser("channels", help="the fusion rules beside every single list, unpacked")
+    for p in (t, c, h):
         p.add_argument("--dir", type=Path, default=CACHE, help="where traces are written and read "
                        "(one folder per encoder: a memory's trace is named after the memory)")
     k = sub.add_parser("compare")
@@ -323,7 +403,7 @@ def main() -> None:
     k.add_argument("--settings", type=json.loads, nargs=2, help="the settings each side runs with, as two JSON "
                    "objects (default: the defaults on both; e.g. '{}' '{\"weak_match\": 0.74}' for MPNet's threshold)")
     args = ap.parse_args()
-    {"trace": trace, "choose": choose, "compare": compare}[args.command](args)
+    {"trace": trace, "choose": choose, "compare": compare, "channels": channels}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -134,7 +134,7 @@ class Memory:
 
         `without` switches cascade components off (see `ABLATIONS`); `settings` overrides the
         budgets, the gate and the fusion for this call; `trace` keeps each layer's candidates
-        in `Recall.trace` (for benchmarks/fusion.py). `speakers`, `since` and `until` filter the
+        in `Recall.trace` (for `tmem recall --trace` and benchmarks/recall_study.py). `speakers`, `since` and `until` filter the
         evidence to those speakers' turns and that time window (ISO 8601; docs/api.md, "Recall
         filters"); `speaker` is who asks (their persona), not a filter.
         """

@@ -25,8 +25,9 @@ MAX_BUDGET = 10_000   # the largest budget or depth a recall accepts (queries st
 CUE_FUSIONS = ("strongest", "rrf")
 CUE_LISTS = ("scenecue", "horizon")   # where the associative pass takes its scenes from
 # the associative lane's order in the final scene fusion: SceneCue's, or an RRF (k0 = cue_k0) of
-# the Horizon family's order and SceneCue's
-ASSOCIATIVE_ORDERS = ("scenecue", "horizon+scenecue")
+# the Horizon family's order and SceneCue's, and of those and the scene vector's (the pool by the
+# cosine of a scene's title, summary and narrative)
+ASSOCIATIVE_ORDERS = ("scenecue", "horizon+scenecue", "horizon+scenecue+dense")
 MAX_BUDGET_TOKENS = 100_000   # the largest evidence budget a recall accepts
 # with a token budget, the cascade picks one scene per this many tokens (at least kS; chosen on the
 # budget curve of the whole of conv-26, docs/evaluation.md "The whole conversation")
@@ -86,7 +87,7 @@ class RetrievalSettings:
     weak_lane_share: float = 0.5
     weak_lane_dense_weight: float = 100.0
     associative_order: str = "scenecue"   # the associative lane's order (one of ASSOCIATIVE_ORDERS) ...
-    weak_associative_order: str = "horizon+scenecue"   # ... and a weak match's (docs/retrieval.md)
+    weak_associative_order: str = "horizon+scenecue+dense"   # ... and a weak match's (docs/retrieval.md)
 
     def __post_init__(self) -> None:
         for name in ("k_topics", "k_scenes", "k_items", "k_recent", "r_trigger_items", "cue_top", "item_search"):

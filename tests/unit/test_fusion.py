@@ -244,6 +244,23 @@ def test_an_answer_reads_packed_evidence_unless_told_otherwise():
         RetrievalSettings(answer_budget_tokens=0)
 
 
+def test_a_weak_match_orders_the_associative_lane_by_the_horizon_family_scenecue_and_the_scene_vector():
+    # the default weak order adds the pool's scene-vector order to the RRF (k0 = cue_k0): "c",
+    # which all three rank, overtakes "h", which the Horizon family ranks first and the scene
+    # vector last
+    lists = {"dialogue": [("a", 0.9), ("b", 0.8)], "horizon": [("h", 0.8), ("b", 0.7), ("c", 0.6)]}
+    dense = [("d0", 0.9), ("c", 0.6), ("b", 0.55), ("a", 0.5), ("h", 0.1)]
+    cands = SceneCandidates(bm25=[("d0", 3.0)], dense=dense, cue=[("a", 1.0), ("b", 0.9), ("c", 0.6), ("h", 0.5)],
+                            cue_lists=lists, via={k: ["topic"] for k, _ in dense})
+    cfg = RetrievalSettings(k_scenes=3, weak_match=0.75, associative_share=0.5, weak_associative_share=0.5)
+    weak = cfg.split_for(0.5)
+    assert weak.associative_order == "horizon+scenecue+dense" == RetrievalSettings().weak_associative_order
+    assert [s.id for s in select_scenes(cands, weak)] == ["d0", "b", "c"]
+    assert [s.id for s in select_scenes(cands, dataclasses.replace(weak, associative_order="horizon+scenecue"))] \
+        == ["d0", "b", "h"]
+    assert [s.id for s in select_scenes(cands, cfg.split_for(0.9))] == ["d0", "a", "b"]   # strong: SceneCue's
+
+
 def test_a_weak_match_orders_the_associative_lane_by_the_horizon_family_and_scenecue():
     # SceneCue's order puts "a" and "b" first; the Horizon family puts "h" first, which SceneCue
     # ranks last: RRF of the two (k0 = cue_k0) brings "h" into the associative lane's places
@@ -253,7 +270,7 @@ def test_a_weak_match_orders_the_associative_lane_by_the_horizon_family_and_scen
                             cue_lists=lists, via={k: ["topic"] for k, _ in dense})
     cfg = RetrievalSettings(k_scenes=3, weak_match=0.75, associative_share=0.5, weak_associative_share=0.5)
     assert [s.id for s in select_scenes(cands, cfg.split_for(0.9))] == ["d0", "a", "b"]   # strong: SceneCue's
-    weak = cfg.split_for(0.5)
+    weak = dataclasses.replace(cfg, weak_associative_order="horizon+scenecue").split_for(0.5)
     assert weak.associative_order == "horizon+scenecue"
     assert [s.id for s in select_scenes(cands, weak)] == ["d0", "b", "h"]   # b: 2nd in both; h: 1st and 4th
     assert [s.id for s in select_scenes(cands, dataclasses.replace(weak, associative_order="scenecue"))] == \

@@ -156,10 +156,14 @@ def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
 
 def associative(c: SceneCandidates, cfg: RetrievalSettings) -> Scored:
     """The associative lane's order (`cfg.associative_order`): SceneCue's, or an RRF (k0 =
-    `cue_k0`) of the Horizon family's order and SceneCue's, when the Horizon family is on."""
+    `cue_k0`) of the Horizon family's order and SceneCue's (`horizon+scenecue`), and of those and
+    the pool's scene-vector order (`horizon+scenecue+dense`), when the Horizon family is on."""
     if cfg.associative_order == "scenecue" or "horizon" not in c.cue_lists:
         return c.cue
-    return rrf({"horizon": _ids(c.cue_lists["horizon"]), "scenecue": _ids(c.cue)}, cfg.cue_k0)
+    lists = {"horizon": _ids(c.cue_lists["horizon"]), "scenecue": _ids(c.cue)}
+    if cfg.associative_order.endswith("+dense"):
+        lists["dense"] = _ids(c.dense)
+    return rrf(lists, cfg.cue_k0)
 
 
 def select_scenes(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene]:
