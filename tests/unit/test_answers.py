@@ -125,7 +125,10 @@ def test_the_compact_evidence_puts_facts_first_and_days_only_when_asked():
     assert all(asks_when(q) for q in ["When is Ana's class?", "How long has Mel been married?",
                                       "In which year did Ben move?", "What date is the party?"])
     assert not any(asks_when(q) for q in ["Where should we eat?", "What did Caroline research?",
-                                          "How did the race go?"])
+                                          "How did the race go?",
+                                          "Where could we take Ana out for dinner when she is back from her trip?",
+                                          "What did John use to play when he was younger?"])
+    assert all(asks_when(q) for q in ["Remind me, when did Bob adopt Biscuit?", "Which week did Tim visit the UK?"])
 
 
 def _focused_recall() -> Recall:

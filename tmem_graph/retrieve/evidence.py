@@ -140,12 +140,17 @@ def supporting_turns(answer: str, recall: Recall, speakers: list[str], most: int
     return [tid for n, tid in shared[:most] if 2 * n >= best]
 
 
+# "when" asks for a time at the start of a question or before its verb ("Remind me, when did …");
+# elsewhere it opens a clause ("Where could we eat when she is back?": 38 of LoCoMo's 1,986
+# questions, none of them temporal, used to match a bare "when")
 ASKS_WHEN = re.compile(r"^\W*(when|how long|how many (days|weeks|months|years)|what (day|date|time|year|month))\b"
-                       r"|\b(what|which) (day|date|year|month)\b|\bwhen\b", re.IGNORECASE)
+                       r"|\b(what|which) (day|date|week|year|month)\b|\bhow long ago\b|\bsince when\b"
+                       r"|\bwhen (did|does|do|is|was|were|will|are|has|have|had|would|can|could)\b", re.IGNORECASE)
 
 
 def asks_when(question: str) -> bool:
-    """Whether a question asks for a time ("When is …", "How long has …", "… which year …")."""
+    """Whether a question asks for a time ("When is …", "How long has …", "… which year …"),
+    not one with a clause that starts with "when" ("… when she is back from her trip?")."""
     return bool(ASKS_WHEN.search(question))
 
 
