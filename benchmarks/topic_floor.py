@@ -2,6 +2,7 @@
 the nearest topic offered (the 1.5B model's habit): the worst case the floor alone must hold.
 
     python -m benchmarks.topic_floor c26s5-after [--floor 0.45 --floor 0.55 …] [--raw]
+    python -m benchmarks.topic_floor conv30-full --sessions 7     # the scenes of sessions 1-7 only
 
 It replays `stages.assign_topics`'s nearness (each scene's title and summary, the speakers'
 names set aside unless `--raw`, against a topic's last TOPIC_MEMBERS scenes) in arrival order
@@ -19,7 +20,7 @@ from tmem_graph.construct import stages
 from tmem_graph.encode import get_encoder
 from tmem_graph.errors import TmemError
 
-FLOORS = (0.45, 0.5, 0.55, 0.6, 0.65)
+FLOORS = (0.45, 0.5, 0.55, 0.575, 0.6, 0.65)
 
 
 def greedy_topics(vectors: list[list[float]], floor: float) -> list[list[int]]:
@@ -42,6 +43,8 @@ def main() -> None:
     ap.add_argument("--floor", type=float, action="append", help=f"floors to try (default {FLOORS})")
     ap.add_argument("--raw", action="store_true", help="keep the speakers' names in the lines")
     ap.add_argument("--encoder", default=None, help="encoder name (default: the memory's)")
+    ap.add_argument("--sessions", type=int, default=None,
+                    help="only the scenes whose first turn is of these first sessions (as a build up to them)")
     args = ap.parse_args()
 
     try:
@@ -50,7 +53,10 @@ def main() -> None:
     except TmemError as exc:
         raise SystemExit(f"error: {exc}") from None
     names = [] if args.raw else sorted({t["speaker"] for t in doc["turns"]})
-    scenes = [stages.Scene(s["id"], s["turn_ids"], s.get("title"), s.get("summary")) for s in doc["scenes"]]
+    session = {t["id"]: t.get("session") for t in doc["turns"]}
+    kept = [s for s in doc["scenes"] if args.sessions is None
+            or (session.get(s["turn_ids"][0]) is not None and int(session[s["turn_ids"][0]]) <= args.sessions)]
+    scenes = [stages.Scene(s["id"], s["turn_ids"], s.get("title"), s.get("summary")) for s in kept]
     if len(scenes) < 2:
         raise SystemExit(f"error: memory {args.memory!r} has {len(scenes)} scene(s); topics need at least 2")
     encoder = get_encoder(args.encoder) if args.encoder else memory.encoder
@@ -63,7 +69,7 @@ def main() -> None:
     for floor in args.floor or FLOORS:
         topics = greedy_topics(vectors, floor)
         sizes = sorted((len(t) for t in topics), reverse=True)
-        print(f"| {floor:.2f} | {len(topics)} | {10 * len(topics) / len(scenes):.1f} | "
+        print(f"| {floor:.3f} | {len(topics)} | {10 * len(topics) / len(scenes):.1f} | "
               f"{sizes[0] / len(scenes):.2f} | {' '.join(map(str, sizes[:10]))} |")
 
 
