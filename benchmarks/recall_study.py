@@ -329,11 +329,7 @@ def single_lists(replay: Replay, q: dict) -> dict[str, list[str]]:
     out = {n: [s for s, _ in r] for n, r in out.items() if r}
     out["SceneCue, channels by RRF (the reference)"] = [s for s, _ in scene_cue(c.cue_lists, REFERENCE_CUE, {})]
     home = {t: s for s, turns in replay.data["scene_turns"].items() for t in turns}
-    flat = []
-    for t in q["flat"]["dense"]:
-        if home.get(t) and home[t] not in flat:
-            flat.append(home[t])
-    out["flat dense over turns"] = flat
+    out["flat dense over turns"] = list(dict.fromkeys(home[t] for t in q["flat"]["dense"] if t in home))
     return out
 
 
@@ -366,8 +362,9 @@ def channels(args) -> None:
         rows = {f"fusion: {name}": scene_figures(replay, lambda q, c=RetrievalSettings(**changes):
                                                  [s.id for s in replay.recall(q, c).scenes])
                 for name, changes in FUSIONS.items()}
-        names = sorted({n for q in replay.data["queries"] for n in single_lists(replay, q)})
-        rows |= {n: scene_figures(replay, lambda q, n=n: single_lists(replay, q).get(n, [])) for n in names}
+        lists = {id(q): single_lists(replay, q) for q in replay.data["queries"]}   # once per query
+        names = sorted({n for per in lists.values() for n in per})
+        rows |= {n: scene_figures(replay, lambda q, n=n: lists[id(q)].get(n, [])) for n in names}
         print(f"\n{memory} ({args.dir}): "
               f"{sum(q['kind'] == 'plus' for q in replay.data['queries'])} probes, "
               f"{sum(q['kind'] == 'locomo' for q in replay.data['queries'])} LoCoMo questions\n")

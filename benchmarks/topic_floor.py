@@ -80,15 +80,15 @@ def main() -> None:
     except TmemError as exc:
         raise SystemExit(f"error: {exc}") from None
     names = [] if args.raw else sorted({t["speaker"] for t in doc["turns"]})
-    session = {t["id"]: t.get("session") for t in doc["turns"]}
+    session = {t["id"]: None if t.get("session") is None else int(t["session"]) for t in doc["turns"]}
     kept = [s for s in doc["scenes"] if args.sessions is None
-            or (session.get(s["turn_ids"][0]) is not None and int(session[s["turn_ids"][0]]) <= args.sessions)]
+            or (session.get(s["turn_ids"][0]) is not None and session[s["turn_ids"][0]] <= args.sessions)]
     scenes = [stages.Scene(s["id"], s["turn_ids"], s.get("title"), s.get("summary")) for s in kept]
     if len(scenes) < 2:
         raise SystemExit(f"error: memory {args.memory!r} has {len(scenes)} scene(s); topics need at least 2")
     encoder = get_encoder(args.encoder) if args.encoder else memory.encoder
     if args.llm:
-        assign_with_llm(scenes, {t: int(n or 0) for t, n in session.items()}, encoder, names)
+        assign_with_llm(scenes, session, encoder, names)
         return
     vectors = encoder.encode([stages._scene_line(s, names) for s in scenes])
     nearest = [max(stages._dot(v, w) for w in vectors[:n]) for n, v in enumerate(vectors) if n]
