@@ -11,11 +11,14 @@ once unmeasured first. `--scene-tokens 300 250` runs every budget once per value
 `--lane-shares 0 0.4` once per value of `RetrievalSettings.lane_share` (0: no turn lane).
 `--lane-tokens 1000000000 25` once per value of `config.LANE_TOKENS` (a huge value: the turn lane
 at its old depth, `candidates`), `--weak-matches 0 0.76` once per value of
-`RetrievalSettings.weak_match` (0: no split); `--plus-base conv-42` adds the LoCoMo-Plus dev
+`RetrievalSettings.weak_match` (0: no split), `--weak-orders scenecue horizon+scenecue+dense` runs
+the unpacked recall once per value of `RetrievalSettings.weak_associative_order`; `--plus-base conv-42` adds the LoCoMo-Plus dev
 probes of that base to the questions (their queries are the weak matches).
 
     python -m benchmarks.pack_latency --memory conv42-strong --sample conv-42 --plus-base conv-42 \
         --queries 40 --budgets 2000 --lane-tokens 1000000000 25 --weak-matches 0 0.76 --out /tmp/weak.json
+    python -m benchmarks.pack_latency --memory conv42-strong --sample conv-42 --plus-base conv-42 \
+        --queries 40 --budgets --weak-orders horizon+scenecue horizon+scenecue+dense --out /tmp/order.json
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ def main() -> None:
     ap.add_argument("--memory", required=True)
     ap.add_argument("--sample", default="conv-26")
     ap.add_argument("--queries", type=int, default=60)
-    ap.add_argument("--budgets", type=int, nargs="+", default=[500, 2000, 4000])
+    ap.add_argument("--budgets", type=int, nargs="*", default=[500, 2000, 4000])
     ap.add_argument("--scene-tokens", type=int, nargs="+", default=[config.SCENE_TOKENS],
                     help="values of config.SCENE_TOKENS to run each budget with")
     ap.add_argument("--lane-shares", type=float, nargs="+", default=[RetrievalSettings().lane_share],
@@ -46,6 +49,9 @@ def main() -> None:
                     help="values of config.LANE_TOKENS to run each budget with (how deep the turn lane asks)")
     ap.add_argument("--weak-matches", type=float, nargs="+", default=[RetrievalSettings().weak_match],
                     help="values of RetrievalSettings.weak_match to run each budget with (0: no split)")
+    ap.add_argument("--weak-orders", nargs="+", default=[RetrievalSettings().weak_associative_order],
+                    choices=config.ASSOCIATIVE_ORDERS, help="values of RetrievalSettings.weak_associative_order "
+                    "to run the unpacked recall with")
     ap.add_argument("--plus-base", help="add the LoCoMo-Plus dev probes of this base conversation")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
@@ -59,7 +65,10 @@ def main() -> None:
     memory = api.Memory(args.memory)
     depths, shares = len(args.scene_tokens) > 1, len(args.lane_shares) > 1
     lanes, weak = len(args.lane_tokens) > 1, len(args.weak_matches) > 1
-    configs = {"unpacked": (RetrievalSettings(), config.SCENE_TOKENS, config.LANE_TOKENS)} | {
+    orders = len(args.weak_orders) > 1
+    configs = {"unpacked" + (f", weak order {o}" if orders else ""):
+               (RetrievalSettings(weak_associative_order=o), config.SCENE_TOKENS, config.LANE_TOKENS)
+               for o in args.weak_orders} | {
         f"budget {b}" + (f", a scene per {st} tokens" if depths else "") + (f", lane share {ls:g}" if shares else "")
         + (f", a lane turn per {lt} tokens" if lanes else "") + (f", weak match {wm:g}" if weak else ""):
             (RetrievalSettings(budget_tokens=b, lane_share=ls, weak_match=wm), st, lt)
@@ -83,13 +92,13 @@ def main() -> None:
             times[name].append(1000 * (time.perf_counter() - started))
     table = {name: {"p50_ms": round(statistics.median(t), 1),
                     "p95_ms": round(statistics.quantiles(t, n=20)[18], 1)} for name, t in times.items()}
-    base = table["unpacked"]["p50_ms"]
+    base = next(iter(table.values()))["p50_ms"]
     for row in table.values():
         row["ratio_p50"] = round(row["p50_ms"] / base, 2)
     args.out.write_text(json.dumps({"machine": machine(), "load_average": load_average(),
                                     "memory": args.memory, "queries": len(questions), "results": table,
                                     "times_ms": times}, indent=1))
-    print("| recall | p50 ms | p95 ms | p50 / unpacked |\n|---|---|---|---|")
+    print("| recall | p50 ms | p95 ms | p50 / the first |\n|---|---|---|---|")
     for name, row in table.items():
         print(f"| {name} | {row['p50_ms']} | {row['p95_ms']} | {row['ratio_p50']} |")
 
