@@ -11,7 +11,8 @@ once unmeasured first. `--scene-tokens 300 250` runs every budget once per value
 `--lane-shares 0 0.4` once per value of `RetrievalSettings.lane_share` (0: no turn lane).
 `--lane-tokens 1000000000 25` once per value of `config.LANE_TOKENS` (a huge value: the turn lane
 at its old depth, `candidates`), `--weak-matches 0 0.76` once per value of
-`RetrievalSettings.weak_match` (0: no split), `--weak-orders scenecue horizon+scenecue+dense` runs
+`RetrievalSettings.weak_match` (0: no split), `--weak-shares 0.3:0.5 0.9:0` once per pair of a weak
+match's `weak_cue_share`:`weak_lane_share`, `--weak-orders scenecue horizon+scenecue+dense` runs
 the unpacked recall once per value of `RetrievalSettings.weak_associative_order`; `--plus-base conv-42` adds the LoCoMo-Plus dev
 probes of that base to the questions (their queries are the weak matches).
 
@@ -35,6 +36,11 @@ from tmem_graph.config import RetrievalSettings
 from tmem_graph.evaluate import data as ev
 
 
+def _shares(text: str) -> tuple[float, float]:
+    cue, lane = text.split(":")
+    return float(cue), float(lane)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--memory", required=True)
@@ -49,6 +55,9 @@ def main() -> None:
                     help="values of config.LANE_TOKENS to run each budget with (how deep the turn lane asks)")
     ap.add_argument("--weak-matches", type=float, nargs="+", default=[RetrievalSettings().weak_match],
                     help="values of RetrievalSettings.weak_match to run each budget with (0: no split)")
+    ap.add_argument("--weak-shares", nargs="+", default=[None], type=_shares,
+                    help="pairs CUE:LANE of RetrievalSettings.weak_cue_share and weak_lane_share to run each "
+                    "budget with")
     ap.add_argument("--weak-orders", nargs="+", default=[RetrievalSettings().weak_associative_order],
                     choices=config.ASSOCIATIVE_ORDERS, help="values of RetrievalSettings.weak_associative_order "
                     "to run the unpacked recall with")
@@ -65,15 +74,20 @@ def main() -> None:
     memory = api.Memory(args.memory)
     depths, shares = len(args.scene_tokens) > 1, len(args.lane_shares) > 1
     lanes, weak = len(args.lane_tokens) > 1, len(args.weak_matches) > 1
+    pairs = len(args.weak_shares) > 1
+    default = RetrievalSettings()
     orders = len(args.weak_orders) > 1
     configs = {"unpacked" + (f", weak order {o}" if orders else ""):
                (RetrievalSettings(weak_associative_order=o), config.SCENE_TOKENS, config.LANE_TOKENS)
                for o in args.weak_orders} | {
         f"budget {b}" + (f", a scene per {st} tokens" if depths else "") + (f", lane share {ls:g}" if shares else "")
-        + (f", a lane turn per {lt} tokens" if lanes else "") + (f", weak match {wm:g}" if weak else ""):
-            (RetrievalSettings(budget_tokens=b, lane_share=ls, weak_match=wm), st, lt)
+        + (f", a lane turn per {lt} tokens" if lanes else "") + (f", weak match {wm:g}" if weak else "")
+        + (f", weak shares {ws[0]:g}:{ws[1]:g}" if pairs else ""):
+            (RetrievalSettings(budget_tokens=b, lane_share=ls, weak_match=wm,
+                               weak_cue_share=(ws or (default.weak_cue_share,))[0],
+                               weak_lane_share=(ws or (0, default.weak_lane_share))[1]), st, lt)
         for b in args.budgets for st in args.scene_tokens for ls in args.lane_shares
-        for lt in args.lane_tokens for wm in args.weak_matches}
+        for lt in args.lane_tokens for wm in args.weak_matches for ws in args.weak_shares}
     times: dict[str, list[float]] = {name: [] for name in configs}
 
     def recall(q: str, name: str) -> None:

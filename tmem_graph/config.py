@@ -79,12 +79,12 @@ class RetrievalSettings:
     # a query whose nearest turn scores below `weak_match` (passage cosine on Neo4j's [0, 1]
     # scale) is a weak match: similarity found nothing close, so the triggers get more say: the
     # lanes fusion's associative share becomes `weak_associative_share`, and with a budget the
-    # evidence goes to the turns nearest it and to the associative list's pointers, with the
-    # weak shares (docs/retrieval.md, "Weak matches"; 0: never)
+    # evidence goes to the associative list's pointers (one turn of each of its first scenes)
+    # and to the turns nearest it, with the weak shares (docs/retrieval.md, "Weak matches"; 0: never)
     weak_match: float = 0.76
     weak_associative_share: float = 0.8
-    weak_cue_share: float = 0.3
-    weak_lane_share: float = 0.5
+    weak_cue_share: float = 0.9
+    weak_lane_share: float = 0.0
     weak_lane_dense_weight: float = 100.0
     associative_order: str = "scenecue"   # the associative lane's order (one of ASSOCIATIVE_ORDERS) ...
     weak_associative_order: str = "horizon+scenecue+dense"   # ... and a weak match's (docs/retrieval.md)

@@ -222,9 +222,10 @@ class Cascade:
         trigger = trig_recall(trigger_views(first), cfg, via) if items_on else []
         recent = select_recent(ranking(first, "recent_bm25"), ranking(first, "recent_dense"), cfg)
         lane = []
-        if self._lane_on(off):
+        if self._lane_on(off):   # asked for the match even when a weak match's shares leave the lane out
             traced["lane"] = {"bm25": ranking(first, "lane_bm25"), "dense": ranking(first, "lane_dense")}
-            lane = select_lane(traced["lane"]["bm25"], traced["lane"]["dense"], cfg)
+            if cfg.lane_share > 0:
+                lane = select_lane(traced["lane"]["bm25"], traced["lane"]["dense"], cfg)
         second = self._run("retrieve/finish", {"memory_id": memory_id, "vector": vector, "scene_ids": scene_ids,
                                                "cue_ids": [s.id for s in cue],
                                                "items": items_on, "item_ids": list(via),
