@@ -23,11 +23,13 @@ DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 FUSIONS = ("lanes", "joint", "rrf", "rrf_tail", "score")
 MAX_BUDGET = 10_000   # the largest budget or depth a recall accepts (queries stay bounded)
 CUE_FUSIONS = ("strongest", "rrf")
-CUE_LISTS = ("scenecue", "horizon")   # where the associative pass takes its scenes from
 # the associative lane's order in the final scene fusion: SceneCue's, or an RRF (k0 = cue_k0) of
 # the Horizon family's order and SceneCue's, and of those and the scene vector's (the pool by the
 # cosine of a scene's title, summary and narrative)
 ASSOCIATIVE_ORDERS = ("scenecue", "horizon+scenecue", "horizon+scenecue+dense")
+# where the associative pass takes its scenes from: the Horizon family's own order, or one of the
+# associative orders
+CUE_LISTS = ("horizon",) + ASSOCIATIVE_ORDERS
 MAX_BUDGET_TOKENS = 100_000   # the largest evidence budget a recall accepts
 # with a token budget, the cascade picks one scene per this many tokens (at least kS; chosen on the
 # budget curve of the whole of conv-26, docs/evaluation.md "The whole conversation")
@@ -72,8 +74,9 @@ class RetrievalSettings:
     lane_share: float = 0.4   # with a budget, the share the turn lane fills after the scenes and items (0: no lane)
     cue_share: float = 0.0    # with a budget, the share spent on pointers to the associative list's first scenes
                               # (`cue_from`), each by its best turn alone (docs/retrieval.md; 0: none)
-    cue_from: str = "horizon"   # the associative pass's list: "horizon" (the Horizon family's order) or
-                                # "scenecue" (SceneCue: the triggers' and the dialogue's fusion)
+    cue_from: str = "horizon"   # the associative pass's list: "horizon" (the Horizon family's order),
+                                # "scenecue" (SceneCue: the triggers' and the dialogue's fusion) or an
+                                # RRF of those (and the scene vector's): one of CUE_LISTS
     lane_dense_weight: float = 1.0  # the turn lane's RRF weight of the passage cosine against BM25's 1
     joint_k0: int = 5         # the "joint" fusion: RRF with this k0 of the descriptive and the associative order
     # a query whose nearest turn scores below `weak_match` (passage cosine on Neo4j's [0, 1]

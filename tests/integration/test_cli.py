@@ -120,7 +120,17 @@ def test_recall_trace_shows_every_list_whole_and_the_ranks_are_positions_in_them
     src = tmp_path / "in.json"
     src.write_text(json.dumps(team_doc))
     assert tmem("import", str(src)).returncode == 0
-    query = "Where could we take the team for dinner?"
+    # a weak match (pointers to the Horizon family's scenes) and a strong one (scenes, items, lane)
+    weak = [_check_trace(memory_id, query)
+            for query in ("Where could we take the team for dinner?", "When did Bob adopt his greyhound Biscuit?")]
+    assert weak == [True, False]
+    refused = tmem("recall", memory_id, "team dinner", "--trace")
+    assert refused.returncode != 0 and "--trace needs --json" in refused.stderr
+
+
+def _check_trace(memory_id: str, query: str) -> bool:
+    """`tmem recall --json --trace`: every list whole, positions from 1, and every rank of the
+    result a position in the list it names. Returns whether the query was a weak match."""
     plain = json.loads(tmem("recall", memory_id, query, "--json").stdout)
     out = tmem("recall", memory_id, query, "--json", "--trace", "--budget-tokens", "600")
     assert out.returncode == 0, out.stderr
@@ -141,9 +151,9 @@ def test_recall_trace_shows_every_list_whole_and_the_ranks_are_positions_in_them
             assert {e["id"]: e["position"] for e in lists[name]}[scene["id"]] == rank, (scene["id"], name)
         assert set(scene["via"]) <= set(trace["scenes"]["via"][scene["id"]]) | {"joint"}
     item_lists = trace["items"]["lists"]
-    assert result["items"] and all(item["ranks"] for item in result["items"])
+    assert result["items"] or trace["weak"]   # a weak match's budget goes to pointers first
+    assert all(item["ranks"] for item in result["items"])
     for item in result["items"]:
         for name, rank in item["ranks"].items():
             assert {e["id"]: e["position"] for e in item_lists[name]}[item["id"]] == rank, (item["id"], name)
-    refused = tmem("recall", memory_id, query, "--trace")
-    assert refused.returncode != 0 and "--trace needs --json" in refused.stderr
+    return trace["weak"]

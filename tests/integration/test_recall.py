@@ -15,6 +15,7 @@ from tests.conftest import load_fixture
 from tmem_graph import api
 from tmem_graph.errors import TmemError
 from tmem_graph.config import RetrievalSettings
+from tmem_graph.retrieve.cascade import Cascade
 from tmem_graph.retrieve.evidence import CUE_HEADING
 from tmem_graph.retrieve.results import ABLATIONS
 
@@ -286,7 +287,8 @@ def test_a_packed_recall_never_hands_over_another_memorys_turns(memory, store, e
     api.import_memory(other, store=store, encoder=encoder, replace=True)
     try:
         for query in (DESCRIPTIVE_QUERY, "Bob greyhound Biscuit adopt", HORIZON_QUERY):
-            packed = memory.recall(query, settings=settings.with_retrieval(budget_tokens=3000).retrieval)
+            packed = memory.recall(query, settings=settings.with_retrieval(   # the lane for a weak match too
+                budget_tokens=3000, weak_cue_share=0.3, weak_lane_share=0.5).retrieval)
             assert any(s.lane == "turns" for s in packed.scenes), query
             ids = [s.id for s in packed.scenes] + [t["id"] for s in packed.scenes for t in s.turns] + \
                   [i.id for i in packed.items] + [t.id for t in packed.lane]
@@ -295,10 +297,10 @@ def test_a_packed_recall_never_hands_over_another_memorys_turns(memory, store, e
         store.drop("test-recall-other")
 
 
-def test_a_weak_match_hands_over_horizon_pointers_beside_the_nearest_turns(store, encoder, new_id, team_doc):
+def test_a_weak_match_hands_over_horizon_pointers(store, encoder, new_id, team_doc):
     """A query nothing in memory resembles closely: packed, the Horizon family's first scenes are
-    pointed to by their best turn, under their own heading; a query close to a turn is packed
-    as before, with no pointer."""
+    pointed to by their best turn, under their own heading, and the turn lane is asked only when
+    the weak shares give it a part; a query close to a turn is packed as before, with no pointer."""
     team_doc["memory_id"] = new_id("weak")
     mem, _ = api.import_memory(team_doc, store=store, encoder=encoder)
     try:
@@ -308,6 +310,12 @@ def test_a_weak_match_hands_over_horizon_pointers_beside_the_nearest_turns(store
         pointers = [s for s in weak.scenes if s.lane == "cue"]
         assert pointers and all("horizon" in s.ranks and s.excerpt for s in pointers)
         assert CUE_HEADING in mem.evidence(weak)
+        query = "Travelling for two weeks soon, who could mind things at home meanwhile?"
+        vector = encoder.encode([query])[0]
+        for weak_lane, expect in ((0.0, False), (0.3, True)):   # the cascade's lane follows the split
+            shares = RetrievalSettings(budget_tokens=600, weak_cue_share=0.5, weak_lane_share=weak_lane)
+            unpacked = Cascade(store, shares.for_budget()).recall(mem.id, query, vector)
+            assert unpacked.weak and bool(unpacked.lane) is expect
         strong = mem.recall("When did Bob adopt his greyhound Biscuit?", settings=cfg)
         assert not strong.weak and strong.match >= cfg.weak_match
         assert not any(s.lane == "cue" for s in strong.scenes)

@@ -196,6 +196,9 @@ def test_the_associative_pass_takes_its_scenes_from_the_list_it_is_told():
     pick = lambda **kw: [s.id for s in select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08, **kw))]  # noqa: E731
     assert pick(cue_from="scenecue") == ["a", "b"]   # two places (80 tokens / 40): SceneCue's first two
     assert pick() == ["h", "b"]                      # by default the Horizon family's own order
+    fused = dataclasses.replace(cands, dense=[("b", 0.5)])   # the scene vector's order ranks b alone
+    first = select_cue(fused, RetrievalSettings(budget_tokens=1000, cue_share=0.08, cue_from="horizon+scenecue+dense"))
+    assert [s.id for s in first][:1] == ["b"] and first[0].ranks["cue"] == 1   # an RRF of the three orders
     scene = select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08))[0]
     assert scene.lane == "cue" and scene.ranks == {"horizon": 1, "dialogue": 2} and "horizon" in scene.via
     first = select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08, cue_from="scenecue"))[0]

@@ -6,9 +6,9 @@ Nothing here touches the database, so every rule can be tested on hand-made rank
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ..config import RetrievalSettings
+from ..config import ASSOCIATIVE_ORDERS, RetrievalSettings
 from ..triggers import ITEM, credit
 from .fuse import lanes, normalise, ranks_of, rrf, rrf_tail, score_fusion, strongest
 from .results import LaneTurn, RecalledItem, RecalledScene, RecalledTurn
@@ -179,18 +179,19 @@ def select_scenes(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledSc
 
 
 def select_cue(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene]:
-    """The first `cfg.cue_scenes()` scenes of the associative list (`cfg.cue_from`: SceneCue's
-    order or the Horizon family's), for the packer's associative pass (lane "cue"; `via`
+    """The first `cfg.cue_scenes()` scenes of the associative list (`cfg.cue_from`: the Horizon
+    family's own order, or one of the associative orders, `associative`), for the packer's associative pass (lane "cue"; `via`
     the cue channels that rank them within `cue_top`, else their best; turns are filled in by
     the caller). A scene the final fusion chose too is listed: the packer points to it only when
     its excerpt is not handed over already."""
     lists = {n: _ids(r) for n, r in c.cue_lists.items()}
-    scenecue = cfg.cue_from not in c.cue_lists   # SceneCue's order, or the Horizon family's when it is on
-    source = c.cue if scenecue else c.cue_lists[cfg.cue_from]
+    own = cfg.cue_from in c.cue_lists   # the Horizon family's own order, when it is on (else SceneCue's)
+    order = cfg.cue_from if cfg.cue_from in ASSOCIATIVE_ORDERS else "scenecue"
+    source = c.cue_lists[cfg.cue_from] if own else associative(c, replace(cfg, associative_order=order))
     out = []
     for place, (s, score) in enumerate(source[:cfg.cue_scenes()], 1):
         ranks = ranks_of(s, lists)   # its place in the list it came from is among them (horizon) or added
-        if scenecue:
+        if not own:
             ranks["cue"] = place
         channels = [n for n in lists if ranks.get(n, cfg.cue_top + 1) <= cfg.cue_top]
         out.append(RecalledScene(id=s, title=None, time=None, score=score,
