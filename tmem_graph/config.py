@@ -90,7 +90,8 @@ class RetrievalSettings:
     weak_lane_share: float = 0.0
     weak_lane_dense_weight: float = 100.0
     associative_order: str = "scenecue"   # the associative lane's order (one of ASSOCIATIVE_ORDERS) ...
-    weak_associative_order: str = "horizon+scenecue+dense"   # ... and a weak match's (docs/retrieval.md)
+    weak_associative_order: str = "horizon+scenecue+dense"   # ... and a weak match's, which also lists
+                                                             # the packed pointers (docs/retrieval.md)
 
     def __post_init__(self) -> None:
         for name in ("k_topics", "k_scenes", "k_items", "k_recent", "r_trigger_items", "cue_top", "item_search"):

@@ -199,6 +199,9 @@ def test_the_associative_pass_takes_its_scenes_from_the_list_it_is_told():
     fused = dataclasses.replace(cands, dense=[("b", 0.5)])   # the scene vector's order ranks b alone
     first = select_cue(fused, RetrievalSettings(budget_tokens=1000, cue_share=0.08, cue_from="horizon+scenecue+dense"))
     assert [s.id for s in first][:1] == ["b"] and first[0].ranks["cue"] == 1   # an RRF of the three orders
+    listed = select_cue(fused, RetrievalSettings(budget_tokens=1000, cue_share=0.08))
+    assert [s.id for s in listed] == ["b", "h"]   # Horizon's first two, listed in a weak match's unpacked order
+    assert listed[0].ranks["horizon"] == 2
     scene = select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08))[0]
     assert scene.lane == "cue" and scene.ranks == {"horizon": 1, "dialogue": 2} and "horizon" in scene.via
     first = select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08, cue_from="scenecue"))[0]

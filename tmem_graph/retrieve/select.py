@@ -180,16 +180,21 @@ def select_scenes(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledSc
 
 def select_cue(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene]:
     """The first `cfg.cue_scenes()` scenes of the associative list (`cfg.cue_from`: the Horizon
-    family's own order, or one of the associative orders, `associative`), for the packer's associative pass (lane "cue"; `via`
-    the cue channels that rank them within `cue_top`, else their best; turns are filled in by
-    the caller). A scene the final fusion chose too is listed: the packer points to it only when
-    its excerpt is not handed over already."""
+    family's own order, or one of the associative orders, `associative`), for the packer's
+    associative pass (lane "cue"; `via` the cue channels that rank them within `cue_top`, else
+    their best; turns are filled in by the caller), listed in the order a weak match's unpacked
+    recall ranks scenes (`weak_associative_order`): the list that reaches furthest chooses them,
+    the better ranking orders them. A scene the final fusion chose too is listed: the packer
+    points to it only when its excerpt is not handed over already."""
     lists = {n: _ids(r) for n, r in c.cue_lists.items()}
     own = cfg.cue_from in c.cue_lists   # the Horizon family's own order, when it is on (else SceneCue's)
     order = cfg.cue_from if cfg.cue_from in ASSOCIATIVE_ORDERS else "scenecue"
     source = c.cue_lists[cfg.cue_from] if own else associative(c, replace(cfg, associative_order=order))
+    chosen = list(enumerate(source[:cfg.cue_scenes()], 1))
+    listed = {s: n for n, (s, _) in enumerate(associative(c, replace(cfg, associative_order=cfg.weak_associative_order)))}
+    chosen.sort(key=lambda pair: listed.get(pair[1][0], len(listed)))   # stable: unlisted ones keep their order
     out = []
-    for place, (s, score) in enumerate(source[:cfg.cue_scenes()], 1):
+    for place, (s, score) in chosen:
         ranks = ranks_of(s, lists)   # its place in the list it came from is among them (horizon) or added
         if not own:
             ranks["cue"] = place
