@@ -55,7 +55,8 @@ def main() -> None:
                     help="values of config.LANE_TOKENS to run each budget with (how deep the turn lane asks)")
     ap.add_argument("--weak-matches", type=float, nargs="+", default=[RetrievalSettings().weak_match],
                     help="values of RetrievalSettings.weak_match to run each budget with (0: no split)")
-    ap.add_argument("--weak-shares", nargs="+", default=[None], type=_shares,
+    ap.add_argument("--weak-shares", nargs="+", type=_shares,
+                    default=[(RetrievalSettings().weak_cue_share, RetrievalSettings().weak_lane_share)],
                     help="pairs CUE:LANE of RetrievalSettings.weak_cue_share and weak_lane_share to run each "
                     "budget with")
     ap.add_argument("--weak-orders", nargs="+", default=[RetrievalSettings().weak_associative_order],
@@ -75,7 +76,6 @@ def main() -> None:
     depths, shares = len(args.scene_tokens) > 1, len(args.lane_shares) > 1
     lanes, weak = len(args.lane_tokens) > 1, len(args.weak_matches) > 1
     pairs = len(args.weak_shares) > 1
-    default = RetrievalSettings()
     orders = len(args.weak_orders) > 1
     configs = {"unpacked" + (f", weak order {o}" if orders else ""):
                (RetrievalSettings(weak_associative_order=o), config.SCENE_TOKENS, config.LANE_TOKENS)
@@ -83,9 +83,8 @@ def main() -> None:
         f"budget {b}" + (f", a scene per {st} tokens" if depths else "") + (f", lane share {ls:g}" if shares else "")
         + (f", a lane turn per {lt} tokens" if lanes else "") + (f", weak match {wm:g}" if weak else "")
         + (f", weak shares {ws[0]:g}:{ws[1]:g}" if pairs else ""):
-            (RetrievalSettings(budget_tokens=b, lane_share=ls, weak_match=wm,
-                               weak_cue_share=(ws or (default.weak_cue_share,))[0],
-                               weak_lane_share=(ws or (0, default.weak_lane_share))[1]), st, lt)
+            (RetrievalSettings(budget_tokens=b, lane_share=ls, weak_match=wm, weak_cue_share=ws[0],
+                               weak_lane_share=ws[1]), st, lt)
         for b in args.budgets for st in args.scene_tokens for ls in args.lane_shares
         for lt in args.lane_tokens for wm in args.weak_matches for ws in args.weak_shares}
     times: dict[str, list[float]] = {name: [] for name in configs}
