@@ -12,6 +12,8 @@ leave-one-memory-out (docs/retrieval.md, "Associative pointers and weak matches"
     #    the recall without a budget by the probes' S@5; docs/retrieval.md has the runs)
     # 3. the unpacked recall under each fusion rule beside every single list it fuses (S@5, R@k)
     python -m benchmarks.recall_study channels
+    # 3b. a weak match's pointers against the same breadth in similarity order (the control)
+    python -m benchmarks.recall_study pointers
     # 4. the encoders compared: the same memories imported into a server of the other encoder
     TMEM_ENCODER=all-mpnet-base-v2 python -m benchmarks.recall_study trace ... --dir eval-out/study-mpnet
     python -m benchmarks.recall_study compare eval-out/study eval-out/study-mpnet
@@ -373,6 +375,34 @@ def channels(args) -> None:
             print(f"| {name} | " + " | ".join(cell(f[k]) for k in ("s1", "s5", "r1", "r3", "r5")) + " |")
 
 
+def by_similarity(replay: Replay) -> Replay:
+    """The same traces with the Horizon family's scene order replaced by a similarity order (each
+    scene by its turn nearest the query): pointers as broad as the product's, but not the triggers'."""
+    queries = []
+    for q in replay.data["queries"]:
+        best = {sid: max(q["turn_scores"].get(t, -1.0) for t in turns)
+                for sid, turns in replay.data["scene_turns"].items() if turns}
+        scenes = q["trace"]["scenes"]
+        order = sorted(best.items(), key=lambda pair: (-pair[1], pair[0]))
+        scenes = dataclasses.replace(scenes, cue_lists={**scenes.cue_lists, "horizon": order})
+        queries.append({**q, "trace": {**q["trace"], "scenes": scenes}})
+    return Replay({**replay.data, "queries": queries}, replay.count)
+
+
+def pointers(args) -> None:
+    """The control of the weak match's pointers: cue handed at each budget with the product's
+    pointers (the Horizon family's order), with pointers drawn in similarity order, and by dense
+    over turns at the product's tokens (docs/retrieval.md, "Pointers, not turns")."""
+    print("| memory | Horizon pointers | one best turn per scene, by similarity | dense over turns |")
+    print("|---|---|---|---|")
+    for memory, replay in load(sorted(args.dir.glob("*.trace.pkl"))).items():
+        product = [replay.score(RetrievalSettings(budget_tokens=b)) for b in BUDGETS]
+        control = [by_similarity(replay).score(RetrievalSettings(budget_tokens=b)) for b in BUDGETS]
+        cells = [" / ".join(f"{f[k]:.3f}" for f in figures)
+                 for figures, k in ((product, "plus"), (control, "plus"), (product, "dense"))]
+        print(f"| {memory} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -392,7 +422,8 @@ def main() -> None:
     c.add_argument("--unpacked", action="store_true",
                    help="judge the recall without a budget by the LoCoMo-Plus probes' scene S@5")
     h = sub.add_parser("channels", help="the fusion rules beside every single list, unpacked")
-    for p in (t, c, h):
+    o = sub.add_parser("pointers", help="a weak match's pointers against the same breadth in similarity order")
+    for p in (t, c, h, o):
         p.add_argument("--dir", type=Path, default=CACHE, help="where traces are written and read "
                        "(one folder per encoder: a memory's trace is named after the memory)")
     k = sub.add_parser("compare")
@@ -400,7 +431,8 @@ def main() -> None:
     k.add_argument("--settings", type=json.loads, nargs=2, help="the settings each side runs with, as two JSON "
                    "objects (default: the defaults on both; e.g. '{}' '{\"weak_match\": 0.74}' for MPNet's threshold)")
     args = ap.parse_args()
-    {"trace": trace, "choose": choose, "compare": compare, "channels": channels}[args.command](args)
+    {"trace": trace, "choose": choose, "compare": compare, "channels": channels,
+     "pointers": pointers}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -314,8 +314,8 @@ def test_a_weak_match_hands_over_horizon_pointers(store, encoder, new_id, team_d
         vector = encoder.encode([query])[0]
         for weak_lane, expect in ((0.0, False), (0.3, True)):   # the cascade's lane follows the split
             shares = RetrievalSettings(budget_tokens=600, weak_cue_share=0.5, weak_lane_share=weak_lane)
-            unpacked = Cascade(store, shares.for_budget()).recall(mem.id, query, vector)
-            assert unpacked.weak and bool(unpacked.lane) is expect
+            before_packing = Cascade(store, shares.for_budget()).recall(mem.id, query, vector)
+            assert before_packing.weak and bool(before_packing.lane) is expect
         strong = mem.recall("When did Bob adopt his greyhound Biscuit?", settings=cfg)
         assert not strong.weak and strong.match >= cfg.weak_match
         assert not any(s.lane == "cue" for s in strong.scenes)

@@ -186,12 +186,17 @@ def select_cue(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene
     recall ranks scenes (`weak_associative_order`): the list that reaches furthest chooses them,
     the better ranking orders them. A scene the final fusion chose too is listed: the packer
     points to it only when its excerpt is not handed over already."""
+    depth = cfg.cue_scenes()
+    if not depth:   # no budget, or no share for pointers (a strong match by default)
+        return []
     lists = {n: _ids(r) for n, r in c.cue_lists.items()}
+    in_order = lambda name: associative(c, replace(cfg, associative_order=name))  # noqa: E731
+    listing = in_order(cfg.weak_associative_order)
     own = cfg.cue_from in c.cue_lists   # the Horizon family's own order, when it is on (else SceneCue's)
     order = cfg.cue_from if cfg.cue_from in ASSOCIATIVE_ORDERS else "scenecue"
-    source = c.cue_lists[cfg.cue_from] if own else associative(c, replace(cfg, associative_order=order))
-    chosen = list(enumerate(source[:cfg.cue_scenes()], 1))
-    listed = {s: n for n, (s, _) in enumerate(associative(c, replace(cfg, associative_order=cfg.weak_associative_order)))}
+    source = c.cue_lists[cfg.cue_from] if own else listing if order == cfg.weak_associative_order else in_order(order)
+    chosen = list(enumerate(source[:depth], 1))
+    listed = {s: n for n, (s, _) in enumerate(listing)}
     chosen.sort(key=lambda pair: listed.get(pair[1][0], len(listed)))   # stable: unlisted ones keep their order
     out = []
     for place, (s, score) in chosen:
