@@ -210,6 +210,12 @@ def load_vectors(path: Path) -> dict[str, list[float]]:
     return dict(zip(data["texts"].tolist(), data["vectors"].astype("float64").tolist()))
 
 
+def _nodes(store: Store) -> int:
+    """Every node in the benchmark's database (one memory: what a replacement left is counted)."""
+    with store.session("READ") as s:
+        return s.run("MATCH (n) RETURN count(n) AS n").single()["n"]
+
+
 def mib(n: float) -> str:
     return f"{n / 2**20:,.0f} MiB"
 
@@ -234,6 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile-writes", action="store_true",
                     help="first, on the fresh database, run the import's write queries in one transaction "
                          "with a PROFILE of each one's second batch, then roll back (needs --load-vectors)")
+    ap.add_argument("--replace", action="store_true",
+                    help="after each import (with --hash-vectors or --load-vectors), import the same document "
+                         "again with --replace: a staged version written in batches, the switch, the old "
+                         "version deleted in batches")
     ap.add_argument("--keep-server", action="store_true", help="leave the server running")
     ap.add_argument("--out", type=Path, required=True, help="JSON results file")
     args = ap.parse_args(argv)
@@ -298,6 +308,17 @@ def main(argv: list[str] | None = None) -> int:
                              "without_encoder_commit_s": timed.commit_s,
                              "without_encoder_write_queries_s": dict(timed.queries),
                              "db_counts": store.counts(parsed.memory_id)})
+                if args.replace:   # the same document over the memory: a staged version, then the switch
+                    timed.reset()
+                    t0 = time.perf_counter()
+                    import_memory(parsed, store=store, encoder=replay, replace=True)
+                    runs[-1].update({"replace_s": time.perf_counter() - t0, "replace_transaction_s": timed.tx_s,
+                                     "replace_write_queries_s": dict(timed.queries),
+                                     "replace_db_counts": store.counts(store.memory(parsed.memory_id)["pid"]),
+                                     "replace_nodes_left": _nodes(store)})
+                    loads.append(load_average())
+                    print(f"run {n + 1}: replaced in {runs[-1]['replace_s']:.1f} s (staged writes and the old "
+                          f"version's deletion); {runs[-1]['replace_nodes_left']:,} nodes in the database", flush=True)
                 continue
             # (1) with the encoder
             if store.exists(parsed.memory_id):

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 from .config import LLMSettings, RetrievalSettings, Settings
 from .edits import delete_item, delete_turn, object_history, update_item
 from .encode import Encoder, get_encoder, same_encoder
-from .errors import EncoderMismatch, LeaseHeld, SchemaError, StoreClosed, UsageError
+from .errors import (EncoderMismatch, LeaseHeld, MemoryNotFound, SchemaError, StoreClosed, TmemError, UsageError,
+                     ValidationError)
 from .format import MAX_TEXT_BYTES, check_memory_id, load_file, parse_document, to_document
 from .model import MemoryDoc
 from .objects import DEFAULT_LIMIT, get_object, kind_of, list_objects
@@ -35,7 +36,11 @@ if TYPE_CHECKING:
 
 
 class Memory:
-    """One memory in a Neo4j database, addressed by its id.
+    """One memory in a Neo4j database, addressed by its id (its name).
+
+    Its objects carry the name, or after a batched replacement the id of the version the
+    replacement staged (`pid`, store/memory_get): read with the header, and read again when a
+    replacement switches versions under an operation, which then runs again on the new one.
 
     A Memory made without a `store` opens its own and closes it in `close()` (or at the end of
     `with Memory(...) as memory:`); a store passed in belongs to the caller. A recall is two
@@ -81,6 +86,41 @@ class Memory:
         self._encoder_checked = True
         return self._encoder
 
+    @property
+    def pid(self) -> str:
+        """The id this memory's objects carry: its name, or a replacement's staged version's."""
+        self.header = self.header or self.store.memory(self.id)
+        return self.header["pid"]
+
+    def _current(self, operation: Callable[[str], Any]) -> Any:
+        """`operation(pid)`; when the memory is gone from under it, run again on the memory's
+        current version if a replacement switched to another (else the memory is gone)."""
+        pid = self.pid
+        try:
+            return operation(pid)
+        except MemoryNotFound as exc:   # or one of its objects
+            self.header, self._encoder_checked = None, False
+            try:
+                fresh = self.pid
+            except MemoryNotFound:
+                raise MemoryNotFound(f"no memory {self.id!r} in {self.settings.uri}") from None
+            if fresh != pid:
+                return operation(fresh)
+            raise self._renamed(exc, pid) from None
+        except TmemError as exc:
+            raise self._renamed(exc, pid) from None
+
+    def _renamed(self, exc: TmemError, pid: str) -> TmemError:
+        """`exc`, its message naming the memory where it names the id of the memory's version."""
+        if pid == self.id or repr(pid) not in str(exc) or isinstance(exc, ValidationError):
+            return exc
+        return type(exc)(str(exc).replace(repr(pid), repr(self.id)))
+
+    def _named(self, out: dict) -> dict:
+        """An operation's JSON object, with the memory's name."""
+        out["memory_id"] = self.id
+        return out
+
     def exists(self) -> bool:
         """Whether the memory is in the database (a live memory appears with its first add)."""
         return self.store.exists(self.id)
@@ -124,7 +164,7 @@ class Memory:
         """Ask that every turn added so far be closed into scenes by the next build (of any
         process: `build()`, `tmem build`, a worker), without building here."""
         self.encoder  # noqa: B018 - the memory must exist, with this encoder
-        self.store.run("live/flush_request", memory_id=self.id)
+        self.store.run("live/flush_request", memory_id=self.pid)
 
     def recall(self, query: str, speaker: str | None = None, without: Iterable[str] = (),
                settings: RetrievalSettings | None = None, trace: bool = False,
@@ -155,8 +195,18 @@ class Memory:
         self.store.require_recall_indexes()
         cfg = settings or self.settings.retrieval
         ranked = only.widened(cfg.for_budget()) if only else cfg.for_budget()
-        result = Cascade(self.store, ranked).recall(self.id, query, vector, speaker=speaker,
-                                                    without=without, trace=trace)
+
+        runs: list[str] = []
+
+        def cascade(pid: str) -> Recall:
+            runs.append(pid)
+            self.encoder  # noqa: B018 - a version switched to is checked too
+            return Cascade(self.store, ranked).recall(pid, query, vector, speaker=speaker, without=without,
+                                                      trace=trace)
+
+        result = self._current(cascade)
+        result.memory_id = self.id
+        result.attempts += len(runs) - 1   # a run on a version a replacement switched away from counts
         if only is not None:
             result = only.apply(result, cfg.for_budget(), self._turns_of)
         timings = {"encode": encode_ms, "cascade": result.timings_ms["total"]}
@@ -171,7 +221,7 @@ class Memory:
 
     def _turns_of(self, turn_ids: list[str], scene_ids: list[str]) -> tuple[dict, dict]:
         """({turn id: (speaker, time)}, {scene id: [turn ids]}): what a recall filter reads."""
-        row = self.store.run("retrieve/filter_turns", memory_id=self.id, turn_ids=turn_ids, scene_ids=scene_ids)[0]
+        row = self.store.run("retrieve/filter_turns", memory_id=self.pid, turn_ids=turn_ids, scene_ids=scene_ids)[0]
         return {t: (who, when) for t, who, when in row["turns"]}, dict(row["scenes"])
 
     def _speakers(self) -> list[str]:
@@ -237,11 +287,14 @@ class Memory:
     def stats(self) -> dict:
         """Object counts (`pending_turns`: turns no scene holds yet), encoder, the writer holding
         the memory's lease (None when free) and the construction cost ledger."""
-        header = self.store.memory(self.id)
-        writer = self.store.run("lease/holder", memory_id=self.id)
-        return {"memory_id": self.id, "encoder": header["encoder"], "dim": header["dim"],
-                "created_at": header["created_at"], **self.store.counts(self.id),
-                "writer": writer[0]["holder"] if writer else None, "ledger": header["ledger"]}
+        def stats(pid: str) -> dict:
+            header = self.store.memory(pid)
+            writer = self.store.run("lease/holder", memory_id=self.id)
+            return {"memory_id": self.id, "encoder": header["encoder"], "dim": header["dim"],
+                    "created_at": header["created_at"], **self.store.counts(pid),
+                    "writer": writer[0]["holder"] if writer else None, "ledger": header["ledger"]}
+
+        return self._current(stats)
 
     def drop(self) -> int:
         """Delete this memory (and nothing else); return the number of nodes deleted."""
@@ -250,20 +303,20 @@ class Memory:
     def list(self, kind: str, after: str | None = None, limit: int = DEFAULT_LIMIT) -> dict:
         """A page of the memory's `turns`, `scenes` or `items` in their order: {"memory_id",
         "kind", "objects", "next"}; pass `next` as `after` for the page after (None: the last)."""
-        return list_objects(self.store, self.id, kind, after, limit)
+        return self._named(self._current(lambda pid: list_objects(self.store, pid, kind, after, limit)))
 
     def get(self, kind: str, object_id: str) -> dict:
         """One `turn`, `scene` or `item` with its triggers, sources and neighbours (docs/api.md)."""
-        return get_object(self.store, self.id, kind, object_id)
+        return self._named(self._current(lambda pid: get_object(self.store, pid, kind, object_id)))
 
     def delete(self, kind: str, object_id: str, by: str | None = None) -> dict:
         """Delete one `turn` (and what rests on it alone) or one `item` (docs/api.md, "Delete");
         `by` (who asked) goes into the history."""
         kind = kind_of(kind)
         if kind == "item":
-            return delete_item(self.store, self.id, object_id, by)
+            return self._named(self._current(lambda pid: delete_item(self.store, pid, object_id, by)))
         if kind == "turn":
-            return delete_turn(self.store, self.id, object_id, self.encoder, by)
+            return self._named(self._current(lambda pid: delete_turn(self.store, pid, object_id, self.encoder, by)))
         raise UsageError(f"kind {kind!r}: only a turn or an item is deleted one at a time "
                          "(a scene goes with its last turn)")
 
@@ -282,11 +335,12 @@ class Memory:
         from .construct.stages import item_triggers
 
         triggers_of = (lambda item: item_triggers(item, llm)) if llm is not None else None
-        return update_item(self.store, self.id, object_id, text, self.encoder, triggers_of, by)
+        return self._named(self._current(
+            lambda pid: update_item(self.store, pid, object_id, text, self.encoder, triggers_of, by)))
 
     def history(self, kind: str, object_id: str) -> dict:
         """How one `turn`, `scene` or `item` was written and every edit of it since (docs/api.md)."""
-        return object_history(self.store, self.id, kind, object_id)
+        return self._named(self._current(lambda pid: object_history(self.store, pid, kind, object_id)))
 
 
 def import_memory(source: str | Path | dict | MemoryDoc, settings: Settings | None = None,
@@ -420,8 +474,7 @@ def check_database(repair: bool = False, settings: Settings | None = None, store
         for memory_id in hidden if repair else []:
             try:
                 with WriteLease(store, memory_id, "db check --repair", wait_s=0) as lease:
-                    if remove_debris(store, memory_id, lease):
-                        removed.append(memory_id)
+                    removed += [m for m in remove_debris(store, memory_id, lease) if m not in removed]
             except LeaseHeld:
                 continue   # its writer is at work: not debris
         return {"indexes": report, "repaired": broken if repair else [],

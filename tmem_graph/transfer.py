@@ -1,6 +1,6 @@
 """Whole memories in and out: `import_memory` writes a validated `MemoryDoc` with every text
-encoded (a new memory in bounded batches behind one small switch, a replacement in one
-transaction); `export_memory` reads it back."""
+encoded, in bounded batches behind one small switch (a replacement as a staged version);
+`export_memory` reads it back."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Iterator
 
 from .encode import Encoder
-from .errors import MemoryExists, TmemError
+from .errors import LeaseLost, MemoryBusy, MemoryExists, TmemError
 from .model import (
     HorizonTrigger,
     Item,
@@ -23,7 +23,7 @@ from .model import (
     trigger_views_of_scene,
     turn_passage,
 )
-from .store import Store, WriteLease, ft_scope, new_version
+from .store import Store, WriteLease, ft_scope, name_of, new_version, staged_id
 from .triggers import HORIZON, SCENE
 
 if TYPE_CHECKING:
@@ -77,14 +77,18 @@ class _Batch:
 def import_memory(store: Store, memory: MemoryDoc, encoder: Encoder, replace: bool = False,
                   batch_size: int = 64) -> dict:
     """Write a whole memory; refuse an existing id unless `replace`. Returns the object counts
-    written. Readers see the memory whole or not at all, never a part:
+    written. Readers see the memory whole or not at all, never a part, and the write is in
+    bounded batches (`Settings.write_batch` rows per transaction, so its size needs no server
+    setting raised), hidden from every reader and add (`importing`) until one small switch:
 
-    - a new memory is written in bounded batches (`Settings.write_batch` rows per transaction,
-      so its size needs no server setting raised) under a Memory node hidden from every reader
-      and add (`importing`), then made visible in one small transaction (`publish`). A failure
-      removes what was written; a killed import leaves it hidden, and the next write of the id
-      or `tmem db check --repair` removes it (`remove_debris`);
-    - a replacement is one transaction (the old version stays whole until it commits).
+    - a new memory is written under its name, then made visible (`publish`);
+    - a replacement is written as a staged version ("<name>#<token>", `staged_id`); the switch
+      makes it visible and hides the old version in one transaction (readers see the old
+      version or the new one), and the old one is then deleted in batches.
+
+    A failure removes what was written; a killed import leaves it hidden (a replacement leaves
+    the old version whole), and the next write of the memory or `tmem db check --repair`
+    removes it (`remove_debris`).
     """
     store.require_schema(encoder.dim)
     if store.exists(memory.memory_id) and not replace:
@@ -92,49 +96,59 @@ def import_memory(store: Store, memory: MemoryDoc, encoder: Encoder, replace: bo
     rows = memory_rows(memory, encoder, batch_size)
     m = memory.memory_id
     with WriteLease(store, m, "import") as lease:
-        exists = store.exists(m)
-        if exists and not replace:  # again, now that no one else may write it
+        current = store.run("store/memory_get", memory_id=m)   # its version, now that no one else may write it
+        if current and not replace:
             raise MemoryExists(f"memory {m!r} already exists (use --replace to overwrite)")
-        if not exists:
-            remove_debris(store, m, lease)
-            _import_in_batches(store, lease, memory, encoder, rows)
-            return memory.counts()
-        with lease.committing(), store.transaction() as tx:
-            lease.check_in(tx)
-            store.delete_in(tx, m)
-            store.create_memory_in(tx, m, encoder.name, encoder.dim, memory.speakers)
-            write_rows(store, tx, m, rows)
+        remove_debris(store, m, lease)
+        if not current:
+            _import_in_batches(store, lease, m, memory, encoder, rows)
+        else:
+            old = current[0]["pid"]
+            _import_in_batches(store, lease, staged_id(m), memory, encoder, rows, replacing=old)
+            with contextlib.suppress(TmemError):   # hidden now; what a failure leaves the next write removes
+                store.delete_in_batches(old, lease)
     return memory.counts()
 
 
-def _import_in_batches(store: Store, lease: WriteLease, memory: MemoryDoc, encoder: Encoder,
-                       rows: dict[str, list[dict]]) -> None:
-    m, token = memory.memory_id, f"import:{lease.token}"
+def _import_in_batches(store: Store, lease: WriteLease, pid: str, memory: MemoryDoc, encoder: Encoder,
+                       rows: dict[str, list[dict]], replacing: str | None = None) -> None:
+    """Write `rows` under the hidden Memory node `pid` in batches, then make it visible: alone
+    (`publish`), or in place of the version `replacing` (`switch`, which hides that one)."""
+    token = f"import:{lease.token}"
     with store.transaction() as tx:
         lease.check_in(tx)
-        store.create_memory_in(tx, m, encoder.name, encoder.dim, memory.speakers, importing=token)
+        store.create_memory_in(tx, pid, encoder.name, encoder.dim, memory.speakers, importing=token)
     try:
-        for name, chunk, params in write_steps(m, rows, store.settings.write_batch):
+        for name, chunk, params in write_steps(pid, rows, store.settings.write_batch):
             lease.ensure()
             with store.transaction() as tx:
                 lease.check_in(tx)
                 store.tx_run(tx, name, rows=chunk, **params)
         with store.transaction() as tx:   # the switch: the memory becomes visible, whole
             lease.check_in(tx)
-            store.tx_run(tx, "store/memory_publish", memory_id=m, token=token, version=new_version())
+            if replacing is None:
+                store.tx_run(tx, "store/memory_publish", memory_id=pid, token=token, version=new_version())
+            else:
+                store.tx_run(tx, "live/memory_hold", memory_id=replacing)   # an add runs wholly before or after
+                if not store.tx_run(tx, "store/memory_switch", old=replacing, staged=pid, token=token,
+                                    hide=f"replaced:{lease.token}", version=new_version()):
+                    raise LeaseLost(f"memory {memory.memory_id!r}: its version changed under this import's "
+                                    "lease; nothing was replaced, run it again")
     except BaseException:
         with contextlib.suppress(TmemError):   # the database may be gone: then the debris waits
-            store.delete_in_batches(m, lease)
+            store.delete_in_batches(pid, lease)
         raise
 
 
-def remove_debris(store: Store, memory_id: str, lease: WriteLease) -> bool:
+def remove_debris(store: Store, memory_id: str, lease: WriteLease) -> list[str]:
     """Under the memory's lease (so its writer is gone): delete what an import or a drop of it
-    that did not finish left hidden. Returns whether there was any."""
-    if not store.hidden(memory_id):
-        return False
-    store.delete_in_batches(memory_id, lease)
-    return True
+    (or a replacement's staged version) that did not finish left hidden. Returns the ids of the
+    Memory nodes deleted."""
+    removed = []
+    for hidden in store.hidden(memory_id):
+        store.delete_in_batches(hidden["id"], lease)
+        removed.append(hidden["id"])
+    return removed
 
 
 def write_steps(m: str, rows: dict[str, list[dict]], size: int) -> Iterator[tuple[str, list[dict], dict]]:
@@ -231,10 +245,26 @@ def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: d
     }
 
 
-def export_memory(store: Store, memory_id: str) -> MemoryDoc:
-    """Read a whole memory back from the database."""
-    header = store.memory(memory_id)
-    q = lambda name: store.run(name, memory_id=memory_id)  # noqa: E731
+EXPORT_TRIES = 3   # reads of a memory that a write keeps changing before `export_memory` gives up
+
+
+def export_memory(store: Store, memory_id: str, settled: bool = True) -> MemoryDoc:
+    """Read a whole memory (by its name, or the id its objects carry) back from the database:
+    one version of it, the header read before and after every object (a write that lands
+    meanwhile, or a replacement's switch, makes it read again). `settled=False` (a build, which
+    holds the lease: only adds of turns may land) reads again after a switch alone."""
+    for _ in range(EXPORT_TRIES):
+        header = store.memory(memory_id)
+        doc = _read_memory(store, header)
+        after = store.run("store/memory_get", memory_id=memory_id)
+        if after and after[0]["pid"] == header["pid"] and (not settled or after[0]["version"] == header["version"]):
+            return doc
+    raise MemoryBusy(f"memory {name_of(memory_id)!r} kept changing while it was exported; try again")
+
+
+def _read_memory(store: Store, header: dict) -> MemoryDoc:
+    pid = header["pid"]
+    q = lambda name: store.run(name, memory_id=pid)  # noqa: E731
     scene_trig: dict[str, dict] = defaultdict(dict)
     horizon: dict[str, list] = defaultdict(list)
     item_trig: dict[str, dict[int, ItemTrigger]] = defaultdict(dict)
@@ -248,7 +278,7 @@ def export_memory(store: Store, memory_id: str) -> MemoryDoc:
             if v["channel"] in ("concept", "bridge"):  # the joint view is derived from both
                 setattr(trig, v["channel"], v["text"])
     return MemoryDoc(
-        memory_id=memory_id,
+        memory_id=header["id"],
         speakers=list(header["speakers"] or []),
         turns=[Turn(**r) for r in q("store/export_turns")],
         scenes=[Scene(**r, scene_trigger=scene_trig[r["id"]],

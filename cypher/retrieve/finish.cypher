@@ -1,6 +1,6 @@
 // The second round trip of a recall: the chosen scenes with their turns, the item pool, then
 // the memory's state again (read last, so that a write landing meanwhile shows).
-// $memory_id, $vector, $commit_ms; $scene_ids (the chosen scenes, in order); $cue_ids (SceneCue's
+// $memory_id, $lease_id (the memory's name: its lease), $vector, $commit_ms; $scene_ids (the chosen scenes, in order); $cue_ids (SceneCue's
 // scenes for the packer's associative pass, none of $scene_ids: their turns only); $items (whether
 // the item layer is on), $item_ids (items reached through triggers or flat search), $recent_ids
 // (the chosen turns that no scene holds yet, in order), $lane_ids (the turn lane's turns, in order).
@@ -57,7 +57,7 @@ CALL () {
 }
 CALL (scenes, items, recent, lane) {
   OPTIONAL MATCH (m:Memory {id: $memory_id}) WHERE m.importing IS NULL   // hidden: absent
-  OPTIONAL MATCH (l:WriteLease {memory_id: $memory_id})
+  OPTIONAL MATCH (l:WriteLease {memory_id: $lease_id})   // the memory's name's (store/lease.py)
   WHERE l.committing = true AND (l.expires_at >= timestamp() OR l.committing_since >= timestamp() - $commit_ms)
   RETURN m IS NOT NULL AS exists, m.version AS version, l IS NOT NULL AS committing,
          l.host AS host, l.pid AS pid

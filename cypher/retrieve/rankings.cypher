@@ -9,7 +9,7 @@
 // holds none: Neo4j 2026.08 fails a filtered search whose LIMIT exceeds its matches with an internal
 // error once the index was rebuilt (`tmem db check --repair`) or holds a deleted entry of any
 // memory (docs/reliability.md); the caller caps each depth by the memory's counts (Lexicon.depth).
-// $memory_id, $vector, $limit (the depth of the exact recent ranking), $commit_ms; the vector
+// $memory_id, $lease_id (the memory's name: its lease), $vector, $limit (the depth of the exact recent ranking), $commit_ms; the vector
 // searches' depths $topic_k, $scene_k, $dialogue_k, $item_k, $lane_limit; $topic_bm25_ids, $scene_bm25_ids; switches $topics,
 // $scene_dense, $dialogue, $turns, $item_dense, $persona, $recent, $recent_lexical (booleans) and
 // $families (the trigger families asked for); $past_commit (run the searches even though a
@@ -29,7 +29,7 @@
 CYPHER 25
 CALL () {
   OPTIONAL MATCH (m:Memory {id: $memory_id}) WHERE m.importing IS NULL   // hidden: absent
-  OPTIONAL MATCH (l:WriteLease {memory_id: $memory_id})
+  OPTIONAL MATCH (l:WriteLease {memory_id: $lease_id})   // the memory's name's (store/lease.py)
   WHERE l.committing = true AND (l.expires_at >= timestamp() OR l.committing_since >= timestamp() - $commit_ms)
   RETURN m IS NOT NULL AS exists, m.version AS version, l IS NOT NULL AS committing,
          l.host AS host, l.pid AS pid

@@ -1,6 +1,7 @@
 """Whole memories in and out of the real Neo4j: round-trip, all-or-nothing, isolation, drop."""
 
 import copy
+import dataclasses
 import json
 import os
 import signal
@@ -96,6 +97,93 @@ def test_existing_memory_is_refused_unless_replaced_and_replace_is_idempotent(st
     memory = load(store, encoder, team_doc, replace=True)
     assert node_count(store, memory_id) == before
     assert memory.export()["items"][0]["text"] == "Priya is allergic to shellfish."
+
+
+def test_a_replacement_is_staged_in_batches_and_switched_at_once(store, encoder, new_id, team_doc, monkeypatch):
+    """`import --replace` writes the new version in batches under a hidden staged id: every
+    reader sees the old version whole until one small switch, then the new one whole; the old
+    one is deleted; a Memory opened before the switch, an add, a listing and a drop all follow."""
+    memory_id = team_doc["memory_id"] = new_id("staged-replace")
+    old = load(store, encoder, team_doc).export()
+    before = node_count(store, memory_id)
+    reader = api.Memory(memory_id, store=store, encoder=encoder)
+    assert reader.recall("Who is allergic?").scenes   # its header (the version's id) is read now
+    monkeypatch.setattr(store, "settings", dataclasses.replace(store.settings, write_batch=7))
+    new = copy.deepcopy(team_doc)
+    new["items"][0]["text"] = "Priya is allergic to shellfish."
+    real, seen = store.tx_run, []
+
+    def watch(tx, name, **params):   # what any reader sees while the staged version is written
+        if name.startswith("store/") and name.endswith(("_merge", "_link", "_chain", "_pending")):
+            seen.append(api.Memory(memory_id, store=store, encoder=encoder).export() == old)
+            assert params["memory_id"] != memory_id and params["memory_id"].startswith(memory_id + "#")
+        return real(tx, name, **params)
+
+    monkeypatch.setattr(store, "tx_run", watch)
+    load(store, encoder, new, replace=True)
+    monkeypatch.setattr(store, "tx_run", real)
+    assert len(seen) > 12 and all(seen)   # many batches, the old version whole during each
+    expected = to_document(parse_document(new)[0])
+    assert api.Memory(memory_id, store=store, encoder=encoder).export() == expected
+    assert node_count(store, memory_id) == before   # the old version is gone, nothing left over
+    assert store.hidden(memory_id) == []
+    header = store.memory(memory_id)
+    assert header["id"] == memory_id and header["pid"] != memory_id
+
+    hit = reader.recall("Who is allergic to shellfish?")   # opened before the switch: runs on the new version
+    assert hit.memory_id == memory_id and reader.pid == header["pid"]
+    assert any("shellfish" in i.text for i in hit.items)
+    assert reader.stats()["memory_id"] == memory_id and reader.list("items")["memory_id"] == memory_id
+    added = reader.add([{"speaker": "Ana", "text": "Priya also avoids peanuts."}])
+    assert added.added and node_count(store, memory_id) == before + 1
+    assert [m["id"] for m in api.list_memories(store=store) if m["id"].startswith("staged-replace")].count(memory_id) == 1
+
+    again = load(store, encoder, team_doc, replace=True)   # a replacement of a replaced memory
+    assert again.export() == old and node_count(store, memory_id) == before
+    assert store.memory(memory_id)["pid"] not in (memory_id, header["pid"])
+    assert again.drop() > 0 and node_count(store, memory_id) == 0
+    assert load(store, encoder, team_doc).export() == old   # the name is free again: a plain import
+    assert store.memory(memory_id)["pid"] == memory_id
+
+
+def test_a_killed_replacement_leaves_the_old_version_whole(store, encoder, new_id, tmp_path):
+    """A real `tmem import --replace` is SIGKILLed while its staged version is written (20 rows
+    per transaction): the old version stays whole and writable, `tmem db check` names the staged
+    debris, and the next replacement removes it and completes."""
+    memory_id = new_id("staged-kill")
+    small = synthetic_memory(memory_id, n_items=8, n_scenes=2, turns_per_scene=3, horizon_per_scene=1, seed=3)
+    old = load(store, encoder, small).export()
+    before = node_count(store, memory_id)
+    big = synthetic_memory(memory_id, n_items=120, n_scenes=12, turns_per_scene=5, horizon_per_scene=2)
+    path = tmp_path / "memory.json"
+    path.write_text(json.dumps(big), encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "tmem_graph.cli", "import", "--replace", str(path)],
+                            env={**os.environ, "TMEM_WRITE_BATCH": "20"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 600
+    while node_count(store, memory_id) < before + 100:   # the staged version is being written
+        assert proc.poll() is None, "the import finished before it could be killed: " + proc.stderr.read().decode()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+    memory = api.Memory(memory_id, store=store, encoder=encoder)
+    assert memory.export() == old and store.memory(memory_id)["pid"] == memory_id
+    assert memory.recall("what did they say").memory_id == memory_id
+    assert [m["id"] for m in api.list_memories(store=store)].count(memory_id) == 1
+    assert memory.add([{"speaker": "Ana", "text": "still here"}]).added   # the old version takes adds
+    staged = [h["id"] for h in store.hidden(memory_id)]
+    assert len(staged) == 1 and staged[0].startswith(memory_id + "#")
+    check = subprocess.run([sys.executable, "-m", "tmem_graph.cli", "db", "check"], capture_output=True, text=True,
+                           env=os.environ, timeout=600)
+    assert f"a version of memory {memory_id!r} ({staged[0]!r}) is hidden" in check.stdout, check.stdout
+
+    time.sleep(0.5)   # the killed writer's lease is taken over at once (its process is gone)
+    whole = load(store, encoder, big, replace=True)
+    assert whole.export() == to_document(parse_document(big)[0])
+    assert store.hidden(memory_id) == []
+    assert whole.drop() > 0 and node_count(store, memory_id) == 0
 
 
 def test_two_memories_never_see_each_other(store, encoder, new_id, team_doc):

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from .. import api
+from ..store.lease import name_of
 from .common import echo_json, friendly, store_of
 
 
@@ -103,9 +104,13 @@ def db_check(ctx, repair, as_json) -> None:
         if report["repaired"]:
             click.echo(f"rebuilt {', '.join(report['repaired'])}")
         for memory_id in report["removed"]:
-            click.echo(f"removed what an interrupted import or drop of {memory_id!r} left")
+            click.echo(f"removed what an interrupted import or drop of {name_of(memory_id)!r} left"
+                       + (f" (its staged version {memory_id!r})" if memory_id != name_of(memory_id) else ""))
         for memory_id in report["hidden"]:
-            click.echo(f"memory {memory_id!r} is hidden: an import or a drop of it is under way, or was killed"
+            name = name_of(memory_id)
+            what = (f"memory {name!r} is hidden: an import or a drop of it" if memory_id == name else
+                    f"a version of memory {name!r} ({memory_id!r}) is hidden: a replacement of it, or its deletion,")
+            click.echo(f"{what} is under way, or was killed"
                        + ("" if repair else " (`tmem db check --repair` removes it once its writer is gone)"))
         bad = [e["name"] for e in report["indexes"] if not e["ok"]]
         if bad and not repair:

@@ -84,17 +84,20 @@ def _add(store: Store, encoder: Encoder, memory_id: str, incoming: list[InputTur
         if head["encoder"] is None:  # MERGE found the node, then its deletion committed first
             raise _Vanished()
         if head["hidden"]:   # an import written in batches, or a drop, is under way (or its debris)
+            if store.run("store/memory_get", memory_id=memory_id):
+                raise _Vanished()   # a replacement switched versions while this add waited: add to the new one
             raise MemoryBusy(f"memory {memory_id!r} is being imported or dropped; try again when that writer "
                              "has finished (`tmem db check --repair` removes what a killed one left)")
         if not same_encoder(head["encoder"], encoder) or head["dim"] != encoder.dim:
             raise EncoderMismatch(f"memory {memory_id!r} was built with encoder {head['encoder']!r}, "
                                   f"not {encoder.name!r}; set TMEM_ENCODER to the memory's encoder")
         report.created = bool(head["created"])
+        pid = head["pid"]   # the id the memory's objects carry (store/memory_get)
         seq = head["next_seq"]
         keyed = [(n, t) for n, t in enumerate(incoming) if t.id is None]
         given = [t.id for t in incoming if t.id is not None]
         candidates = [f"T{seq + k + 1}" for k in range(len(incoming))]
-        known = store.tx_run(tx, "live/turns_known", memory_id=memory_id, ids=given, candidates=candidates,
+        known = store.tx_run(tx, "live/turns_known", memory_id=pid, ids=given, candidates=candidates,
                              keys=[{"n": n, "speaker": t.speaker, "time": t.time, "text": t.text}
                                    for n, t in keyed])[0]
         held, stored = set(known["keys"]), set(known["ids"])
@@ -104,14 +107,14 @@ def _add(store: Store, encoder: Encoder, memory_id: str, incoming: list[InputTur
             unchecked = [i for i in ids if i not in checked]
             if not unchecked:
                 break
-            stored |= set(store.tx_run(tx, "live/turns_known", memory_id=memory_id, ids=unchecked, candidates=[],
+            stored |= set(store.tx_run(tx, "live/turns_known", memory_id=pid, ids=unchecked, candidates=[],
                                        keys=[])[0]["ids"])
             checked |= set(unchecked)
         report.added = [r["id"] for r in rows]
         report.skipped = len(incoming) - len(rows)
         if rows:
-            store.tx_run(tx, "live/turns_add", memory_id=memory_id, rows=rows, next_seq=seq + len(rows),
-                         ft_scope=ft_scope("recent", memory_id),
+            store.tx_run(tx, "live/turns_add", memory_id=pid, rows=rows, next_seq=seq + len(rows),
+                         ft_scope=ft_scope("recent", pid),
                          speakers=list(dict.fromkeys(r["speaker"] for r in rows)))
     return report
 

@@ -135,12 +135,14 @@ class Builder:
         scenes and updates the personas with all of them."""
         check_memory_id(memory_id)
         self.store.require_schema(self.encoder.dim)
-        self._existing_header(memory_id)
+        header = self._existing_header(memory_id)
         if flush:
-            self.store.run("live/flush_request", memory_id=memory_id)
+            self.store.run("live/flush_request", memory_id=header["pid"])
         report = IngestReport(memory_id)
         with WriteLease(self.store, memory_id, "build", wait_s=self.lease_wait_s) as lease:
             self._lease = lease
+            # the id its objects carry, read again now that no replacement can switch it (the lease)
+            memory_id = self._existing_header(memory_id)["pid"]
             notify = self.progress
 
             def progress(stage: str, done: int, total: int) -> None:
@@ -169,7 +171,7 @@ class Builder:
         if not _due(row):  # nothing to read, close or fold: the memory is not read at all
             report.pending_turns = len(row["pending"])
             return False
-        old = export_memory(self.store, memory_id)
+        old = export_memory(self.store, memory_id, settled=False)   # turns may be added meanwhile
         turns_by_id = {t.id: t for t in old.turns}
         seq = {r["id"]: r["seq"] for r in row["pending"]}
         state = live.PendingState([turns_by_id[r["id"]] for r in row["pending"]],
@@ -262,7 +264,7 @@ class Builder:
         """The memory's header; an error unless it exists with this builder's encoder."""
         header = self.store.memory(memory_id)
         if not same_encoder(header["encoder"], self.encoder) or header["dim"] != self.encoder.dim:
-            raise EncoderMismatch(f"memory {memory_id!r} was built with encoder {header['encoder']!r}, "
+            raise EncoderMismatch(f"memory {header['id']!r} was built with encoder {header['encoder']!r}, "
                                   f"not {self.encoder.name!r}; set TMEM_ENCODER to the memory's encoder")
         return header
 

@@ -17,7 +17,7 @@ from typing import Iterable
 
 from ..config import RetrievalSettings
 from ..errors import DatabaseFault, MemoryBusy, MemoryNotFound, UsageError
-from ..store.lease import holder_gone
+from ..store.lease import holder_gone, name_of
 from ..triggers import FAMILIES, ITEM, SCENE_FAMILIES
 from .lexical import CACHE, KINDS, Bm25, Lexicon, build, query_terms
 from .results import COMPONENTS, Recall, RecalledScene
@@ -105,7 +105,7 @@ class Cascade:
                 before = _state_of(first)
             if not before["committing"]:
                 if not before["exists"]:
-                    raise MemoryNotFound(f"no memory {memory_id!r} (it was dropped or never existed)")
+                    raise MemoryNotFound(f"no memory {name_of(memory_id)!r} (it was dropped, replaced or never existed)")
                 attempts += 1
                 if lexicon is None or lexicon.version != before["version"]:  # written since it was loaded
                     self._check_deadline(memory_id, deadline, attempts)
@@ -178,7 +178,7 @@ class Cascade:
         # no vector search asks for more than its index holds for the memory (Lexicon.depth)
         depths = {index: lexicon.depth(index, k) if lexicon is not None else 0 for index, k in wanted.items()}
         limits = {f"{f.key}_limit": depths[f.key] for f in FAMILIES.values()}
-        return {"memory_id": memory_id, "vector": vector, "limit": cfg.candidates,
+        return {"memory_id": memory_id, "lease_id": name_of(memory_id), "vector": vector, "limit": cfg.candidates,
                 "topic_k": depths["topic_embedding"], "scene_k": depths["scene_embedding"],
                 "dialogue_k": depths["scene_dialogue_embedding"], "item_k": depths["item_embedding"],
                 "lane_limit": depths["turn_embedding"],
@@ -226,7 +226,8 @@ class Cascade:
             traced["lane"] = {"bm25": ranking(first, "lane_bm25"), "dense": ranking(first, "lane_dense")}
             if cfg.lane_share > 0:
                 lane = select_lane(traced["lane"]["bm25"], traced["lane"]["dense"], cfg)
-        second = self._run("retrieve/finish", {"memory_id": memory_id, "vector": vector, "scene_ids": scene_ids,
+        second = self._run("retrieve/finish", {"memory_id": memory_id, "lease_id": name_of(memory_id),
+                                               "vector": vector, "scene_ids": scene_ids,
                                                "cue_ids": [s.id for s in cue],
                                                "items": items_on, "item_ids": list(via),
                                                "recent_ids": [t.id for t in recent], "lane_ids": [t.id for t in lane],

@@ -277,7 +277,7 @@ class Service:
                                              encoder=self.encoder)
         except MemoryExists:
             raise MemoryExists(f"memory {memory_id!r} already exists (PUT with ?replace=true to overwrite)") from None
-        return {"memory_id": memory.id, "warnings": warnings, **self.store.counts(memory.id)}
+        return {"memory_id": memory.id, "warnings": warnings, **self.store.counts(memory.pid)}
 
     def delete(self, caller: Scope, memory_id: str) -> dict:
         return {"memory_id": memory_id, "deleted_nodes": self.memory(caller, memory_id, write=True).drop()}

@@ -2,6 +2,7 @@
 parameterised queries of `cypher/`, `WriteLease` keeps one writer per memory."""
 
 from .graph import LIST_PAGE, TRANSIENT_TRIES, Store, bolt_ping, ft_scope, new_version
-from .lease import WriteLease
+from .lease import WriteLease, name_of, staged_id
 
-__all__ = ["LIST_PAGE", "TRANSIENT_TRIES", "Store", "WriteLease", "bolt_ping", "ft_scope", "new_version"]
+__all__ = ["LIST_PAGE", "TRANSIENT_TRIES", "Store", "WriteLease", "bolt_ping", "ft_scope", "name_of", "new_version",
+           "staged_id"]

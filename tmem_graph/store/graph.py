@@ -19,7 +19,7 @@ from neo4j.exceptions import (AuthError, ClientError, DriverError, IncompleteCom
 from ..config import MAX_BUDGET, RetrievalSettings, Settings
 from ..errors import (DatabaseFault, DatabaseUnavailable, MemoryExists, MemoryNotFound, RolledBack, SchemaError,
                       StoreClosed, TransactionTooLarge, ValidationError)
-from .lease import WriteLease
+from .lease import WriteLease, name_of
 from .queries import READ, WRITE, access_mode, names, query
 
 TRANSIENT_TRIES = 3   # a one-query transaction that Neo4j rolled back (a deadlock) runs again this often
@@ -311,7 +311,8 @@ class Store:
 
     # -- memories --------------------------------------------------------------------------
     def memory(self, memory_id: str) -> dict:
-        """Header of one memory (id, encoder, dim, speakers, created_at, ledger, version)."""
+        """Header of one memory, by its name or the id its objects carry (`pid`, store/memory_get):
+        id (the name), pid, encoder, dim, speakers, created_at, ledger, version."""
         rows = self.run("store/memory_get", memory_id=memory_id)
         if not rows:
             raise MemoryNotFound(f"no memory {memory_id!r} in {self.settings.uri}")
@@ -323,7 +324,7 @@ class Store:
         return bool(self.run("store/memory_get", memory_id=memory_id))
 
     def memory_ids(self, after: str | None = None, limit: int = LIST_PAGE) -> list[str]:
-        """At most `limit` memory ids in order, those that sort after `after`."""
+        """At most `limit` memory names in order, those that sort after `after`."""
         return [r["id"] for r in self.run("store/memory_ids", after=after, limit=limit)]
 
     def summaries(self, ids: list[str]) -> list[dict]:
@@ -331,9 +332,10 @@ class Store:
         return self.run("store/memory_list", ids=ids) if ids else []
 
     def counts(self, memory_id: str) -> dict:
+        """Object counts of one memory, by the id its objects carry (`pid`)."""
         rows = self.run("store/memory_counts", memory_id=memory_id)
         if not rows:
-            raise MemoryNotFound(f"no memory {memory_id!r} in {self.settings.uri}")
+            raise MemoryNotFound(f"no memory {name_of(memory_id)!r} in {self.settings.uri}")
         counts = rows[0]
         counts["trigger_families"] = dict(sorted(counts["trigger_families"]))
         return counts
@@ -366,21 +368,24 @@ class Store:
         return deleted
 
     def hidden(self, memory_id: str | None = None) -> list[dict]:
-        """Memories an import or a drop left hidden ({id, token}): under way, or killed."""
+        """Memories an import or a drop left hidden ({id, name, token}): under way, or killed;
+        `memory_id`: those of that name alone (its own node and its staged versions)."""
         return self.run("store/memory_debris", memory_id=memory_id)
 
     def drop(self, memory_id: str) -> int:
-        """Delete one memory and nothing else; return the number of nodes deleted. It is hidden
-        from every reader in one small transaction, then deleted in batches."""
+        """Delete one memory (by its name) and nothing else; return the number of nodes deleted.
+        It is hidden from every reader in one small transaction, then deleted in batches."""
         if not self.exists(memory_id):
             raise MemoryNotFound(f"no memory {memory_id!r} in {self.settings.uri}")
         with WriteLease(self, memory_id, "drop") as lease:
+            rows = self.run("store/memory_get", memory_id=memory_id)   # its version now no one else writes it
+            pid = rows[0]["pid"] if rows else None
             with lease.committing(), self.transaction() as tx:
                 lease.check_in(tx)
-                self.tx_run(tx, "live/memory_hold", memory_id=memory_id)   # an add runs wholly before or after
-                if not self.tx_run(tx, "store/memory_hide", memory_id=memory_id, token=f"drop:{lease.token}"):
+                self.tx_run(tx, "live/memory_hold", memory_id=pid)   # an add runs wholly before or after
+                if pid is None or not self.tx_run(tx, "store/memory_hide", memory_id=pid, token=f"drop:{lease.token}"):
                     raise MemoryNotFound(f"no memory {memory_id!r} in {self.settings.uri}")
-            return self.delete_in_batches(memory_id, lease)
+            return self.delete_in_batches(pid, lease)
 
     def create_memory_in(self, tx: neo4j.Transaction, memory_id: str, encoder: str, dim: int,
                          speakers: list[str], importing: str | None = None) -> None:

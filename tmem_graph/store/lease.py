@@ -28,6 +28,17 @@ from typing import Iterator
 from ..errors import LeaseHeld, LeaseLost, TmemError
 
 DEFAULT_TTL_S = 60.0
+STAGED = "#"   # "<name>#<token>": a memory's version staged by a replacement (no name holds '#')
+
+
+def name_of(memory_id: str) -> str:
+    """The memory's name, from its name or the id of one of its versions (store/memory_get)."""
+    return memory_id.split(STAGED, 1)[0]
+
+
+def staged_id(name: str) -> str:
+    """A fresh id for a version of memory `name` that a replacement writes in batches."""
+    return f"{name}{STAGED}{uuid.uuid4().hex[:12]}"
 
 
 def _when(ms: int | None) -> str:
@@ -55,14 +66,16 @@ def holder_gone(host, pid) -> bool:
 
 
 class WriteLease:
-    """`with WriteLease(store, memory_id, "ingest"):` holds the memory's lease for the block.
+    """`with WriteLease(store, memory_id, "ingest"):` holds the memory's lease for the block
+    (`memory_id`: its name, or the id of one of its versions: `name_of`).
 
     `wait_s` bounds how long a second writer waits for the lease (polling every `poll_s`).
     """
 
     def __init__(self, store, memory_id: str, what: str, ttl_s: float = DEFAULT_TTL_S,
                  wait_s: float = 10.0, poll_s: float = 0.5):
-        self.store, self.memory_id = store, memory_id
+        # a memory's lease is its name's: the same across the versions a replacement stages
+        self.store, self.memory_id = store, name_of(memory_id)
         self.token = uuid.uuid4().hex
         self.host, self.pid = socket.gethostname(), os.getpid()
         self.holder = f"{what} (pid {self.pid} on {self.host})"
