@@ -400,7 +400,8 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "benchmark": "import_throughput", "neo4j_version": server.version,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": sys.version.split()[0]},
-        "neo4j_local_conf": conf or "LocalServer defaults (heap 512m-1g, page cache 512m, tx memory 512m)",
+        "neo4j_local_conf": conf or (f"LocalServer defaults (heap {server.heap_initial}-{server.heap_max}, "
+                                     f"page cache {server.pagecache}, tx memory {server.transaction_max})"),
         "encoder": real.name, "encode_batch": settings.encode_batch,
         "vectors": f"replayed from {args.load_vectors}" if args.load_vectors else "encoded",
         "document": {"memory_id": parsed.memory_id, "counts": counts, "objects": objects,

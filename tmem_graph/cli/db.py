@@ -108,7 +108,7 @@ def db_check(ctx, repair, as_json) -> None:
                        + (f" (its staged version {memory_id!r})" if memory_id != name_of(memory_id) else ""))
         for memory_id in report["hidden"]:
             name = name_of(memory_id)
-            what = (f"memory {name!r} is hidden: an import or a drop of it" if memory_id == name else
+            what = (f"memory {name!r} is hidden: an import, a drop or a replacement of it" if memory_id == name else
                     f"a version of memory {name!r} ({memory_id!r}) is hidden: a replacement of it, or its deletion,")
             click.echo(f"{what} is under way, or was killed"
                        + ("" if repair else " (`tmem db check --repair` removes it once its writer is gone)"))
