@@ -67,6 +67,7 @@ def main() -> None:
         doc = synthetic_memory(MEMORY_ID, n_items=500, n_scenes=60, turns_per_scene=10, horizon_per_scene=12)
         memory, _ = api.import_memory(doc, settings, replace=True)
         memories = [MEMORY_ID]
+    memories = [memory.store.memory(m)["pid"] for m in memories]   # the cascades take the id its objects carry
     queries = [QUERIES[n % len(QUERIES)] for n in range(args.queries)]
     vectors = dict(zip(QUERIES, memory.encoder.encode(QUERIES)))
 

@@ -63,7 +63,7 @@ def load_cost(memories: list[str]) -> None:
             fetch, build = [], []
             for _ in range(5):
                 t0 = time.perf_counter()
-                row = store.run("retrieve/lexicon", memory_id=memory_id)[0]
+                row = store.run("retrieve/lexicon", memory_id=store.memory(memory_id)["pid"])[0]
                 t1 = time.perf_counter()
                 lexicon = lexical.build(row)
                 fetch.append((t1 - t0) * 1000)

@@ -81,7 +81,7 @@ def trace(args) -> None:
     else:
         probes = []
     with memory.store.session("READ") as session:
-        rows = [r.data() for r in session.run(TURN_COSINES, m=args.memory)]
+        rows = [r.data() for r in session.run(TURN_COSINES, m=memory.pid)]   # the id its objects carry
     ids = [r["id"] for r in rows]
     matrix = np.array([r["v"] for r in rows], dtype=np.float32)
     cascade = Cascade(memory.store, WIDEST.for_budget())
@@ -91,7 +91,7 @@ def trace(args) -> None:
     out = []
     for n, (kind, text, speaker, gold) in enumerate(queries, 1):
         vector = memory.encoder.encode([text])[0]
-        recall = cascade.recall(memory.id, text, vector, speaker=speaker, without=("recent",), trace=True)
+        recall = cascade.recall(memory.pid, text, vector, speaker=speaker, without=("recent",), trace=True)
         cos = matrix @ np.array(vector, dtype=np.float32)
         out.append({"kind": kind, "query": text, "gold": gold, "trace": recall.trace, "lane": recall.lane,
                     "turn_scores": {i: float((c + 1) / 2) for i, c in zip(ids, cos)},  # Neo4j's [0, 1] scale

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 from .config import LLMSettings, RetrievalSettings, Settings
 from .edits import delete_item, delete_turn, object_history, update_item
 from .encode import Encoder, get_encoder, same_encoder
-from .errors import (EncoderMismatch, LeaseHeld, MemoryNotFound, SchemaError, StoreClosed, TmemError, UsageError,
-                     ValidationError)
+from .errors import (EncoderMismatch, LeaseHeld, MemoryBusy, MemoryNotFound, SchemaError, StoreClosed, TmemError,
+                     UsageError, ValidationError)
 from .format import MAX_TEXT_BYTES, check_memory_id, load_file, parse_document, to_document
 from .model import MemoryDoc
 from .objects import DEFAULT_LIMIT, get_object, kind_of, list_objects
@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from .construct.pipeline import IngestReport
     from .construct.worker import Pass
     from .llm.client import LLMClient
+
+
+SWITCH_TRIES = 5   # runs of one operation on the versions of a memory that replacements keep switching
 
 
 class Memory:
@@ -94,21 +97,24 @@ class Memory:
 
     def _current(self, operation: Callable[[str], Any]) -> Any:
         """`operation(pid)`; when the memory is gone from under it, run again on the memory's
-        current version if a replacement switched to another (else the memory is gone)."""
+        current version if a replacement switched to another (else the memory is gone), up to
+        SWITCH_TRIES runs."""
         pid = self.pid
-        try:
-            return operation(pid)
-        except MemoryNotFound as exc:   # or one of its objects
-            self.header, self._encoder_checked = None, False
+        for _ in range(SWITCH_TRIES):
             try:
-                fresh = self.pid
-            except MemoryNotFound:
-                raise MemoryNotFound(f"no memory {self.id!r} in {self.settings.uri}") from None
-            if fresh != pid:
-                return operation(fresh)
-            raise self._renamed(exc, pid) from None
-        except TmemError as exc:
-            raise self._renamed(exc, pid) from None
+                return operation(pid)
+            except MemoryNotFound as exc:   # or one of its objects
+                self.header, self._encoder_checked = None, False
+                try:
+                    fresh = self.pid
+                except MemoryNotFound:
+                    raise MemoryNotFound(f"no memory {self.id!r} in {self.settings.uri}") from None
+                if fresh == pid:
+                    raise self._renamed(exc, pid) from None
+                pid = fresh
+            except TmemError as exc:
+                raise self._renamed(exc, pid) from None
+        raise MemoryBusy(f"memory {self.id!r} was replaced {SWITCH_TRIES} times while it was read; try again")
 
     def _renamed(self, exc: TmemError, pid: str) -> TmemError:
         """`exc`, its message naming the memory where it names the id of the memory's version."""
@@ -164,7 +170,12 @@ class Memory:
         """Ask that every turn added so far be closed into scenes by the next build (of any
         process: `build()`, `tmem build`, a worker), without building here."""
         self.encoder  # noqa: B018 - the memory must exist, with this encoder
-        self.store.run("live/flush_request", memory_id=self.pid)
+
+        def flush(pid: str) -> None:
+            if not self.store.run("live/flush_request", memory_id=pid):
+                raise MemoryNotFound(f"no memory {self.id!r} in {self.settings.uri}")
+
+        self._current(flush)
 
     def recall(self, query: str, speaker: str | None = None, without: Iterable[str] = (),
                settings: RetrievalSettings | None = None, trace: bool = False,

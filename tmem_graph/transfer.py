@@ -5,6 +5,7 @@ encoded, in bounded batches behind one small switch (a replacement as a staged v
 from __future__ import annotations
 
 import contextlib
+import time
 from collections import defaultdict
 from typing import TYPE_CHECKING, Iterator
 
@@ -136,7 +137,10 @@ def _import_in_batches(store: Store, lease: WriteLease, pid: str, memory: Memory
                                     "lease; nothing was replaced, run it again")
     except BaseException:
         with contextlib.suppress(TmemError):   # the database may be gone: then the debris waits
-            store.delete_in_batches(pid, lease)
+            # only while still hidden as this import's: a commit whose reply was lost (or a Ctrl-C
+            # during it) may have made it the memory, which must not be deleted then
+            if any(h["id"] == pid and h["token"] == token for h in store.hidden(name_of(pid))):
+                store.delete_in_batches(pid, lease)
         raise
 
 
@@ -245,7 +249,7 @@ def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: d
     }
 
 
-EXPORT_TRIES = 3   # reads of a memory that a write keeps changing before `export_memory` gives up
+EXPORT_TRIES = 5   # reads of a memory that a write keeps changing before `export_memory` gives up
 
 
 def export_memory(store: Store, memory_id: str, settled: bool = True) -> MemoryDoc:
@@ -253,7 +257,8 @@ def export_memory(store: Store, memory_id: str, settled: bool = True) -> MemoryD
     one version of it, the header read before and after every object (a write that lands
     meanwhile, or a replacement's switch, makes it read again). `settled=False` (a build, which
     holds the lease: only adds of turns may land) reads again after a switch alone."""
-    for _ in range(EXPORT_TRIES):
+    for attempt in range(EXPORT_TRIES):
+        time.sleep(0.2 * attempt)   # a write landed during the read before: let the writer go on
         header = store.memory(memory_id)
         doc = _read_memory(store, header)
         after = store.run("store/memory_get", memory_id=memory_id)

@@ -2,7 +2,9 @@
 // family, channel, text).
 // :param memory_id => 'team-dinner'
 // :param item_id => 'i1'
-MATCH (i:Item {memory_id: $memory_id, id: $item_id})
+MATCH (mem:Memory) WHERE mem.id >= $memory_id AND mem.id < $memory_id + '$' AND mem.importing IS NULL
+WITH mem.id AS pid   // the memory's name resolved to the id its objects carry (store/memory_get)
+MATCH (i:Item {memory_id: pid, id: $item_id})
 OPTIONAL MATCH (v:Trigger)-[:TRIGGERS]->(i)
 RETURN i.text AS item, v.channel AS channel, v.text AS trigger, v.rationale AS rationale,
        COLLECT { MATCH (s:Scene)-[:HAS_ITEM]->(i) RETURN s.id } AS scenes

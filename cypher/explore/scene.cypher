@@ -1,7 +1,9 @@
 // One scene with its turns, its items and every trigger view attached to it or its items.
 // :param memory_id => 'team-dinner'
 // :param scene_id => 's1'
-MATCH (s:Scene {memory_id: $memory_id, id: $scene_id})
+MATCH (mem:Memory) WHERE mem.id >= $memory_id AND mem.id < $memory_id + '$' AND mem.importing IS NULL
+WITH mem.id AS pid   // the memory's name resolved to the id its objects carry (store/memory_get)
+MATCH (s:Scene {memory_id: pid, id: $scene_id})
 CALL (s) {
   MATCH p = (s)-[:HAS_TURN]->(:Turn) RETURN p
   UNION

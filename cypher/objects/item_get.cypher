@@ -4,6 +4,7 @@
 // position, rationale}]), scenes ([{id, title, time}] in order), turns ([{id, speaker, text, time,
 // session}] in conversation order), items (ids of the other items of its scenes).
 MATCH (m:Memory {id: $memory_id})
+WHERE m.importing IS NULL   // hidden: an import, a drop or a replaced version being deleted
 OPTIONAL MATCH (i:Item {memory_id: $memory_id, id: $id})
 WITH i, COLLECT { MATCH (s:Scene)-[h:HAS_ITEM]->(i) RETURN s ORDER BY h.order } AS scenes
 RETURN CASE WHEN i IS NOT NULL THEN {seq: i.seq, id: i.id, kind: i.kind, text: i.text, time: i.time,

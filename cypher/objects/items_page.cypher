@@ -3,6 +3,7 @@
 // One row, none when the memory does not exist. Columns: objects ([{seq, id, kind, text, time,
 // scene_ids, turn_ids, stale}]).
 MATCH (m:Memory {id: $memory_id})
+WHERE m.importing IS NULL   // hidden: an import, a drop or a replaced version being deleted
 RETURN COLLECT {
   MATCH (i:Item {memory_id: $memory_id})
   WHERE $after_seq IS NULL OR i.seq > $after_seq OR (i.seq = $after_seq AND i.id > $after_id)

@@ -4,6 +4,7 @@
 // ([{id, family, channel, text, position, rationale}]), turns ([{id, speaker, text, time,
 // session}] in order), topics ([{id, title}]), previous, next (scene ids or null), items (ids).
 MATCH (m:Memory {id: $memory_id})
+WHERE m.importing IS NULL   // hidden: an import, a drop or a replaced version being deleted
 OPTIONAL MATCH (s:Scene {memory_id: $memory_id, id: $id})
 WITH s, COLLECT { MATCH (s)-[h:HAS_TURN]->(t:Turn) RETURN t ORDER BY h.order } AS turns,
      COLLECT { MATCH (p:Topic)-[:HAS_SCENE]->(s) RETURN p ORDER BY p.seq } AS topics

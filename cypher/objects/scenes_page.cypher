@@ -3,6 +3,7 @@
 // One row, none when the memory does not exist. Columns: objects ([{seq, id, title, summary,
 // narrative, time, turn_ids, topic_ids, stale}]).
 MATCH (m:Memory {id: $memory_id})
+WHERE m.importing IS NULL   // hidden: an import, a drop or a replaced version being deleted
 RETURN COLLECT {
   MATCH (s:Scene {memory_id: $memory_id})
   WHERE $after_seq IS NULL OR s.seq > $after_seq OR (s.seq = $after_seq AND s.id > $after_id)

@@ -3,6 +3,7 @@
 // speaker, text, time, session, scene_id, pending}; null: no such turn), scene ({id, title, time}
 // or null), previous, next (turn ids or null), items (ids of the items whose turn_ids name it).
 MATCH (m:Memory {id: $memory_id})
+WHERE m.importing IS NULL   // hidden: an import, a drop or a replaced version being deleted
 OPTIONAL MATCH (t:Turn {memory_id: $memory_id, id: $id})
 OPTIONAL MATCH (s:Scene)-[:HAS_TURN]->(t)
 RETURN CASE WHEN t IS NOT NULL THEN {seq: t.seq, id: t.id, speaker: t.speaker, text: t.text, time: t.time,

@@ -3,6 +3,7 @@
 // One row, none when the memory does not exist. Columns: objects ([{seq, id, speaker, text,
 // time, session, scene_id (null while no scene holds it), pending}]).
 MATCH (m:Memory {id: $memory_id})
+WHERE m.importing IS NULL   // hidden: an import, a drop or a replaced version being deleted
 RETURN COLLECT {
   MATCH (t:Turn {memory_id: $memory_id})
   WHERE $after_seq IS NULL OR t.seq > $after_seq OR (t.seq = $after_seq AND t.id > $after_id)

@@ -66,7 +66,9 @@ def test_explore_queries_compile_and_show_the_test_memory(store, encoder, new_id
 
     team_doc["memory_id"] = new_id("explore")
     api.import_memory(team_doc, store=store, encoder=encoder)
-    params = {"memory_id": team_doc["memory_id"], **EXPLORE_PARAMS}
+    api.import_memory(team_doc, store=store, encoder=encoder, replace=True)   # its objects: a staged version's id
+    assert store.memory(team_doc["memory_id"])["pid"] != team_doc["memory_id"]
+    params = {"memory_id": team_doc["memory_id"], **EXPLORE_PARAMS}   # the name, as docs/browser.md says
     with store.session(access_mode(name)) as s:
         assert s.run("EXPLAIN " + query(name), params).consume().plan is not None
         rows = s.run(query(name), params).data()

@@ -146,6 +146,40 @@ def test_a_replacement_is_staged_in_batches_and_switched_at_once(store, encoder,
     assert store.memory(memory_id)["pid"] == memory_id
 
 
+def test_a_switch_whose_reply_is_lost_keeps_the_new_version(store, encoder, new_id, team_doc, monkeypatch):
+    """The switch commits but its reply is lost (a connection reset, a Ctrl-C during the commit):
+    the import fails, yet the version the server made the memory is not deleted as debris."""
+    from contextlib import contextmanager
+
+    from tmem_graph.errors import DatabaseUnavailable
+
+    memory_id = team_doc["memory_id"] = new_id("lost-reply")
+    load(store, encoder, team_doc)
+    new = copy.deepcopy(team_doc)
+    new["items"][0]["text"] = "Priya is allergic to shellfish."
+    real_run, real_tx, switched = store.tx_run, store.transaction, []
+
+    def watch(tx, name, **params):
+        switched.append(name == "store/memory_switch")
+        return real_run(tx, name, **params)
+
+    @contextmanager
+    def lost_reply():
+        with real_tx() as tx:
+            yield tx
+        if switched and switched[-1]:   # committed: now the reply is lost
+            raise DatabaseUnavailable("commit: the connection was lost; the write's outcome is unknown")
+
+    monkeypatch.setattr(store, "tx_run", watch)
+    monkeypatch.setattr(store, "transaction", lost_reply)
+    with pytest.raises(DatabaseUnavailable):
+        load(store, encoder, new, replace=True)
+    monkeypatch.undo()
+    assert api.Memory(memory_id, store=store, encoder=encoder).export() == to_document(parse_document(new)[0])
+    assert load(store, encoder, new, replace=True).export() == to_document(parse_document(new)[0])
+    assert store.hidden(memory_id) == []
+
+
 def test_a_killed_replacement_leaves_the_old_version_whole(store, encoder, new_id, tmp_path):
     """A real `tmem import --replace` is SIGKILLed while its staged version is written (20 rows
     per transaction): the old version stays whole and writable, `tmem db check` names the staged

@@ -135,14 +135,16 @@ class Builder:
         scenes and updates the personas with all of them."""
         check_memory_id(memory_id)
         self.store.require_schema(self.encoder.dim)
-        header = self._existing_header(memory_id)
-        if flush:
-            self.store.run("live/flush_request", memory_id=header["pid"])
+        asked = self._existing_header(memory_id)["pid"]
+        if flush:   # recorded first: a builder holding the lease now does it too
+            self.store.run("live/flush_request", memory_id=asked)
         report = IngestReport(memory_id)
         with WriteLease(self.store, memory_id, "build", wait_s=self.lease_wait_s) as lease:
             self._lease = lease
             # the id its objects carry, read again now that no replacement can switch it (the lease)
             memory_id = self._existing_header(memory_id)["pid"]
+            if flush and memory_id != asked:   # a replacement switched versions meanwhile
+                self.store.run("live/flush_request", memory_id=memory_id)
             notify = self.progress
 
             def progress(stage: str, done: int, total: int) -> None:
@@ -161,7 +163,7 @@ class Builder:
                     lambda i: stages.item_triggers(i, self.llm))
             finally:
                 self.progress = notify
-        report.ledger = self._ledger_totals(memory_id)
+            report.ledger = self._ledger_totals(memory_id)   # under the lease: the same version
         return report
 
     def _round(self, memory_id: str, report: IngestReport) -> bool:

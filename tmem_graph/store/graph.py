@@ -385,7 +385,10 @@ class Store:
                 self.tx_run(tx, "live/memory_hold", memory_id=pid)   # an add runs wholly before or after
                 if pid is None or not self.tx_run(tx, "store/memory_hide", memory_id=pid, token=f"drop:{lease.token}"):
                     raise MemoryNotFound(f"no memory {memory_id!r} in {self.settings.uri}")
-            return self.delete_in_batches(pid, lease)
+            deleted = self.delete_in_batches(pid, lease)
+            for debris in self.hidden(memory_id):   # what a killed write of it left hidden goes too
+                deleted += self.delete_in_batches(debris["id"], lease)
+            return deleted
 
     def create_memory_in(self, tx: neo4j.Transaction, memory_id: str, encoder: str, dim: int,
                          speakers: list[str], importing: str | None = None) -> None:
