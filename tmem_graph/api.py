@@ -25,7 +25,7 @@ from .retrieve.pack import pack
 from .retrieve.results import Recall
 from .store import LIST_PAGE, Store, WriteLease
 from .textio import text_problem
-from .transfer import export_memory, import_memory as _import_memory, remove_debris
+from .transfer import export_memory, import_memory as _import_memory
 
 if TYPE_CHECKING:
     from .construct.inputs import InputTurn
@@ -485,7 +485,7 @@ def check_database(repair: bool = False, settings: Settings | None = None, store
         for memory_id in hidden if repair else []:
             try:
                 with WriteLease(store, memory_id, "db check --repair", wait_s=0) as lease:
-                    removed += [m for m in remove_debris(store, memory_id, lease) if m not in removed]
+                    removed += [m for m in store.remove_debris(memory_id, lease) if m not in removed]
             except LeaseHeld:
                 continue   # its writer is at work: not debris
         return {"indexes": report, "repaired": broken if repair else [],

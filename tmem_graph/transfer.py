@@ -89,7 +89,7 @@ def import_memory(store: Store, memory: MemoryDoc, encoder: Encoder, replace: bo
 
     A failure removes what was written; a killed import leaves it hidden (a replacement leaves
     the old version whole), and the next write of the memory or `tmem db check --repair`
-    removes it (`remove_debris`).
+    removes it (`Store.remove_debris`).
     """
     store.require_schema(encoder.dim)
     if store.exists(memory.memory_id) and not replace:
@@ -100,7 +100,7 @@ def import_memory(store: Store, memory: MemoryDoc, encoder: Encoder, replace: bo
         current = store.run("store/memory_get", memory_id=m)   # its version, now that no one else may write it
         if current and not replace:
             raise MemoryExists(f"memory {m!r} already exists (use --replace to overwrite)")
-        remove_debris(store, m, lease)
+        store.remove_debris(m, lease)
         if not current:
             _import_in_batches(store, lease, m, memory, encoder, rows)
         else:
@@ -142,17 +142,6 @@ def _import_in_batches(store: Store, lease: WriteLease, pid: str, memory: Memory
             if any(h["id"] == pid and h["token"] == token for h in store.hidden(name_of(pid))):
                 store.delete_in_batches(pid, lease)
         raise
-
-
-def remove_debris(store: Store, memory_id: str, lease: WriteLease) -> list[str]:
-    """Under the memory's lease (so its writer is gone): delete what an import or a drop of it
-    (or a replacement's staged version) that did not finish left hidden. Returns the ids of the
-    Memory nodes deleted."""
-    removed = []
-    for hidden in store.hidden(memory_id):
-        store.delete_in_batches(hidden["id"], lease)
-        removed.append(hidden["id"])
-    return removed
 
 
 def write_steps(m: str, rows: dict[str, list[dict]], size: int) -> Iterator[tuple[str, list[dict], dict]]:

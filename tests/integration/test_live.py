@@ -382,12 +382,16 @@ def test_a_speaker_added_during_a_build_is_kept(store, encoder, new_id, auto):
 
 def test_an_add_during_a_drop_runs_wholly_after_it(store, encoder, new_id):
     from tests.integration.conftest import node_count
+    from tmem_graph.store.graph import DELETE_QUERIES
 
     memory_id = new_id("live-drop")
     api.Memory(memory_id, store=store, encoder=encoder).add([{"speaker": "Ana", "text": "before the drop"}])
     result: list = []
-    with store.transaction() as tx:
-        store.delete_in(tx, memory_id)
+    with store.transaction() as tx:   # a delete in one transaction, the memory's node locked first
+        store.tx_run(tx, "live/memory_hold", memory_id=memory_id)
+        for name in DELETE_QUERIES:
+            while store.tx_run(tx, name, memory_id=memory_id, limit=500)[0]["deleted"]:
+                pass
         adder = threading.Thread(target=lambda: result.append(
             api.Memory(memory_id, store=store, encoder=encoder).add([{"speaker": "Ben", "text": "during it"}])))
         adder.start()

@@ -340,16 +340,6 @@ class Store:
         counts["trigger_families"] = dict(sorted(counts["trigger_families"]))
         return counts
 
-    def delete_in(self, tx: neo4j.Transaction, memory_id: str) -> int:
-        """Delete one memory's nodes inside `tx`; return how many were deleted. The memory's node
-        is locked first, so an add (which locks it too) runs wholly before or after."""
-        self.tx_run(tx, "live/memory_hold", memory_id=memory_id)
-        deleted = 0
-        for name in DELETE_QUERIES:
-            while (n := self.tx_run(tx, name, memory_id=memory_id, limit=self.settings.write_batch)[0]["deleted"]):
-                deleted += n
-        return deleted
-
     def delete_in_batches(self, memory_id: str, lease: WriteLease) -> int:
         """Delete a hidden memory (`importing` set) batch by batch, each batch its own transaction
         (bounded, whatever the memory's size), the Memory node last; return the nodes deleted.
@@ -367,8 +357,18 @@ class Store:
                     break
         return deleted
 
+    def remove_debris(self, memory_id: str, lease: WriteLease) -> list[str]:
+        """Under the memory's lease (so its writer is gone): delete what an import or a drop of it
+        (or a replacement's staged version) that did not finish left hidden. Returns the ids of
+        the Memory nodes deleted."""
+        removed = []
+        for hidden in self.hidden(memory_id):
+            self.delete_in_batches(hidden["id"], lease)
+            removed.append(hidden["id"])
+        return removed
+
     def hidden(self, memory_id: str | None = None) -> list[dict]:
-        """Memories an import or a drop left hidden ({id, name, token}): under way, or killed;
+        """Memories an import or a drop left hidden ({id, token}): under way, or killed;
         `memory_id`: those of that name alone (its own node and its staged versions)."""
         return self.run("store/memory_debris", memory_id=memory_id)
 
@@ -386,8 +386,7 @@ class Store:
                 if pid is None or not self.tx_run(tx, "store/memory_hide", memory_id=pid, token=f"drop:{lease.token}"):
                     raise MemoryNotFound(f"no memory {memory_id!r} in {self.settings.uri}")
             deleted = self.delete_in_batches(pid, lease)
-            for debris in self.hidden(memory_id):   # what a killed write of it left hidden goes too
-                deleted += self.delete_in_batches(debris["id"], lease)
+            self.remove_debris(memory_id, lease)   # what a killed write of it left hidden goes too
             return deleted
 
     def create_memory_in(self, tx: neo4j.Transaction, memory_id: str, encoder: str, dim: int,
