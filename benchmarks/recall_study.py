@@ -14,6 +14,8 @@ leave-one-memory-out (docs/retrieval.md, "Associative pointers and weak matches"
     python -m benchmarks.recall_study channels
     # 3b. a weak match's pointers against the same breadth in similarity order (the control)
     python -m benchmarks.recall_study pointers
+    # 3c. LoCoMo evidence recall of the strong and the weak matches apart
+    python -m benchmarks.recall_study matches
     # 4. the encoders compared: the same memories imported into a server of the other encoder
     TMEM_ENCODER=all-mpnet-base-v2 python -m benchmarks.recall_study trace ... --dir eval-out/study-mpnet
     python -m benchmarks.recall_study compare eval-out/study eval-out/study-mpnet
@@ -403,6 +405,28 @@ def pointers(args) -> None:
         print(f"| {memory} | " + " | ".join(cells) + " |")
 
 
+def matches(args) -> None:
+    """LoCoMo evidence recall split by the match (the nearest turn's score against `weak_match`):
+    per memory and budget, the cascade and the best flat baseline on each part (docs/evaluation.md,
+    "Where the targets stand")."""
+    weak_match = RetrievalSettings().weak_match
+    print("| memory | match | questions | recall (best flat) at 500 / 1,000 / 2,000 / 4,000 |")
+    print("|---|---|---|---|")
+    for memory, replay in load(sorted(args.dir.glob("*.trace.pkl"))).items():
+        every = replay.data["queries"]
+        locomo = [q for q in every if q["kind"] != "plus"]
+        for kind in ("strong", "weak"):
+            part = [q for q in locomo if (kind == "weak") == bool(q["trace"]["lane"]["dense"][:1]
+                                                                   and q["trace"]["lane"]["dense"][0][1] < weak_match)]
+            replay.data["queries"] = part
+            try:
+                figures = [replay.score(RetrievalSettings(budget_tokens=b)) for b in BUDGETS] if part else []
+            finally:
+                replay.data["queries"] = every
+            print(f"| {memory} | {kind} | {len(part)} | "
+                  + " / ".join(f"{f['locomo']:.3f} ({f['flat']:.3f})" for f in figures) + " |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -423,7 +447,8 @@ def main() -> None:
                    help="judge the recall without a budget by the LoCoMo-Plus probes' scene S@5")
     h = sub.add_parser("channels", help="the fusion rules beside every single list, unpacked")
     o = sub.add_parser("pointers", help="a weak match's pointers against the same breadth in similarity order")
-    for p in (t, c, h, o):
+    w = sub.add_parser("matches", help="LoCoMo evidence recall split into strong and weak matches")
+    for p in (t, c, h, o, w):
         p.add_argument("--dir", type=Path, default=CACHE, help="where traces are written and read "
                        "(one folder per encoder: a memory's trace is named after the memory)")
     k = sub.add_parser("compare")
@@ -432,7 +457,7 @@ def main() -> None:
                    "objects (default: the defaults on both; e.g. '{}' '{\"weak_match\": 0.74}' for MPNet's threshold)")
     args = ap.parse_args()
     {"trace": trace, "choose": choose, "compare": compare, "channels": channels,
-     "pointers": pointers}[args.command](args)
+     "pointers": pointers, "matches": matches}[args.command](args)
 
 
 if __name__ == "__main__":
