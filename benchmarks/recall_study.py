@@ -118,10 +118,11 @@ class Replay:
 
     data: dict
     count: callable
+    ranked_first: bool = True   # packed, list the unpacked recall's scenes first (False: the joint order alone)
 
     def recall(self, q: dict, cfg: RetrievalSettings) -> Recall:
         nearest = q["trace"]["lane"]["dense"][:1] if "lane" in q["trace"] else []
-        cfg = cfg.split_for(nearest[0][1] if nearest else None)   # as the cascade splits a weak match
+        unsplit, cfg = cfg, cfg.split_for(nearest[0][1] if nearest else None)   # as the cascade splits a weak match
         deep = cfg.for_budget()
         scenes = q["trace"]["scenes"]
         if cfg.cue_fusion != WIDEST.cue_fusion:   # SceneCue fused again from its traced channels
@@ -142,6 +143,9 @@ class Replay:
                         lane=lane if cfg.lane_share > 0 else [], turn_scores=q["turn_scores"])
         if cfg.budget_tokens is None:
             return recall
+        whole = dataclasses.replace(unsplit, budget_tokens=None).split_for(nearest[0][1] if nearest else None)
+        if self.ranked_first:   # listed first, as the cascade does
+            recall.ranked = [s.id for s in select_scenes(scenes, whole)]
         return pack(recall, cfg.budget_tokens, self.count, self.data["speakers"], cfg.lane_share, cfg.cue_share,
                     cfg.joint_k0)
 
@@ -166,7 +170,7 @@ class Replay:
     def score(self, cfg: RetrievalSettings) -> dict:
         """Per kind: the cascade's figure and dense's (Plus: cue handed; LoCoMo: evidence recall
         against the best flat baseline) at the same tokens, and S@5 / scene R@5."""
-        out = {"plus": [], "dense": [], "s5": [], "locomo": [], "flat": [], "r5": []}
+        out = {"plus": [], "dense": [], "s1": [], "s5": [], "locomo": [], "flat": [], "r5": []}
         cost = lambda t: self.count(self.data["turn_text"][t])  # noqa: E731
         for q in self.data["queries"]:
             recall = self.recall(q, cfg)
@@ -176,6 +180,7 @@ class Replay:
                 cue = set(q["gold"]["cue"])
                 out["plus"].append(bool(cue & got))
                 out["dense"].append(bool(cue & set(cut_at_budget(q["flat"]["dense"], cost, tokens))))
+                out["s1"].append(any(cue & {t["id"] for t in s.turns} for s in recall.scenes[:1]))
                 out["s5"].append(any(cue & {t["id"] for t in s.turns} for s in recall.scenes[:5]))
             else:
                 gold = set(q["gold"]["evidence"])
@@ -405,6 +410,26 @@ def pointers(args) -> None:
         print(f"| {memory} | " + " | ".join(cells) + " |")
 
 
+def listing(args) -> None:
+    """The order packed scenes are listed in: S@5 of the packed evidence (its first five scenes)
+    at each budget, listed in the joint order of the fusion and the pointers alone, and with the
+    scenes the recall without a budget hands over first (the product); the unpacked recall's
+    S@5 beside them (docs/retrieval.md, "The order the pointers are listed in"); and S@1 of the
+    unpacked recall with a weak match's descriptive lane first and with its associative lane
+    first (the product: `weak_associative_first`)."""
+    print("| memory | joint order alone, 500 / 1,000 / 2,000 / 4,000 | the unpacked recall's scenes first | unpacked "
+          "| unpacked S@1, descriptive first / associative first |")
+    print("|---|---|---|---|---|")
+    for memory, replay in load(sorted(args.dir.glob("*.trace.pkl"))).items():
+        cells = []
+        for first in (False, True):
+            side = dataclasses.replace(replay, ranked_first=first)
+            cells.append(" / ".join(f"{side.score(RetrievalSettings(budget_tokens=b))['s5']:.3f}" for b in BUDGETS))
+        lead = [replay.score(RetrievalSettings(weak_associative_first=first)) for first in (False, True)]
+        print(f"| {memory} | " + " | ".join(cells) + f" | {lead[1]['s5']:.3f} | "
+              + " / ".join(f"{f['s1']:.3f}" for f in lead) + " |")
+
+
 def matches(args) -> None:
     """LoCoMo evidence recall split by the match (the nearest turn's score against `weak_match`):
     per memory and budget, the cascade and the best flat baseline on each part (docs/evaluation.md,
@@ -448,7 +473,8 @@ def main() -> None:
     h = sub.add_parser("channels", help="the fusion rules beside every single list, unpacked")
     o = sub.add_parser("pointers", help="a weak match's pointers against the same breadth in similarity order")
     w = sub.add_parser("matches", help="LoCoMo evidence recall split into strong and weak matches")
-    for p in (t, c, h, o, w):
+    g = sub.add_parser("listing", help="packed S@5 with the joint order alone and with the unpacked recall's first")
+    for p in (t, c, h, o, w, g):
         p.add_argument("--dir", type=Path, default=CACHE, help="where traces are written and read "
                        "(one folder per encoder: a memory's trace is named after the memory)")
     k = sub.add_parser("compare")
@@ -457,7 +483,7 @@ def main() -> None:
                    "objects (default: the defaults on both; e.g. '{}' '{\"weak_match\": 0.74}' for MPNet's threshold)")
     args = ap.parse_args()
     {"trace": trace, "choose": choose, "compare": compare, "channels": channels,
-     "pointers": pointers, "matches": matches}[args.command](args)
+     "pointers": pointers, "matches": matches, "listing": listing}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -66,6 +66,7 @@ class RetrievalSettings:
     cue_in_fusion: bool = True  # SceneCue / TrigRecall rankings join the final fusion of their layer
     fusion: str = "lanes"     # final fusion of the scene and item layers, one of FUSIONS (docs/retrieval.md)
     associative_share: float = 0.4   # share of a layer's budget the associative lane keeps ("lanes")
+    associative_first: bool = False  # the associative lane takes the first place ("lanes"; a weak match's default)
     cue_fusion: str = "strongest"    # how SceneCue fuses its channels, one of CUE_FUSIONS
     budget_tokens: int | None = None  # one evidence budget the packer fills (retrieve/pack.py); None: kS, kI
     # the evidence budget of what an answer model reads (`ask`, `tmem eval`) when `budget_tokens`
@@ -86,6 +87,7 @@ class RetrievalSettings:
     # and to the turns nearest it, with the weak shares (docs/retrieval.md, "Weak matches"; 0: never)
     weak_match: float = 0.76
     weak_associative_share: float = 0.8
+    weak_associative_first: bool = True
     weak_cue_share: float = 0.9
     weak_lane_share: float = 0.0
     weak_lane_dense_weight: float = 100.0
@@ -135,6 +137,9 @@ class RetrievalSettings:
                         lane_dense_weight=self.weak_lane_dense_weight)
             except ConfigError as exc:
                 raise ConfigError(f"the weak-match settings (weak_*): {exc}") from None
+        for name in ("associative_first", "weak_associative_first", "cue_in_fusion"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} {getattr(self, name)!r}: must be true or false")
         for name in ("associative_order", "weak_associative_order"):
             if getattr(self, name) not in ASSOCIATIVE_ORDERS:
                 raise ConfigError(f"{name} {getattr(self, name)!r}: choose from {', '.join(ASSOCIATIVE_ORDERS)}")
@@ -163,14 +168,16 @@ class RetrievalSettings:
     def split_for(self, match: float | None) -> "RetrievalSettings":
         """The settings a recall runs with once the score of its nearest turn (`match`) is known:
         below `weak_match`, `weak_associative_share` takes the place of `associative_share`,
-        without a budget `weak_associative_order` that of `associative_order`, and
-        with a budget, the weak shares that of `cue_share`, `lane_share` and
-        `lane_dense_weight`; otherwise these settings."""
+        without a budget `weak_associative_order` and `weak_associative_first` those of
+        `associative_order` and `associative_first` (packed, the scenes are listed in that
+        recall's order, `Recall.ranked`), and with a budget, the weak shares that of
+        `cue_share`, `lane_share` and `lane_dense_weight`; otherwise these settings."""
         if match is None or match >= self.weak_match:
             return self
         changes = {"associative_share": self.weak_associative_share, "weak_match": 0.0}
         if self.budget_tokens is None:   # packed, SceneCue's order measured better (docs/retrieval.md)
-            changes["associative_order"] = self.weak_associative_order
+            changes.update(associative_order=self.weak_associative_order,
+                           associative_first=self.weak_associative_first)
         else:
             changes.update(cue_share=self.weak_cue_share, lane_share=self.weak_lane_share,
                            lane_dense_weight=self.weak_lane_dense_weight)

@@ -18,6 +18,7 @@ from tmem_graph.config import RetrievalSettings
 from tmem_graph.retrieve.cascade import Cascade
 from tmem_graph.retrieve.evidence import CUE_HEADING
 from tmem_graph.retrieve.results import ABLATIONS
+from tmem_graph.retrieve.select import associative
 
 HORIZON_QUERY = "Travelling for two weeks soon, who could mind things at home meanwhile?"  # -> td-s4 (the dog)
 BRIDGE_QUERY = "I am going away for ten days next month, what should I arrange before leaving?"  # -> td-i6
@@ -316,6 +317,18 @@ def test_a_weak_match_hands_over_horizon_pointers(store, encoder, new_id, team_d
             shares = RetrievalSettings(budget_tokens=600, weak_cue_share=0.5, weak_lane_share=weak_lane)
             before_packing = Cascade(store, shares.for_budget()).recall(mem.id, query, vector)
             assert before_packing.weak and bool(before_packing.lane) is expect
+        # unpacked, a weak match lists first the chosen scene its associative order ranks highest
+        for ask in (query, "I am going away for ten days next month, what should I arrange before leaving?"):
+            whole = mem.recall(ask, settings=RetrievalSettings(), trace=True)
+            cfg_weak = RetrievalSettings().split_for(whole.match)
+            order = [key for key, _ in associative(whole.trace["scenes"], cfg_weak)]
+            assert whole.weak and cfg_weak.associative_first
+            assert whole.scenes[0].id == min(scene_ids(whole), key=lambda s: order.index(s) if s in order else len(order))
+            plain = mem.recall(ask, settings=RetrievalSettings(weak_associative_first=False))
+            assert sorted(scene_ids(plain)) == sorted(scene_ids(whole)) and plain.scenes[0].lane == "descriptive"
+        for ask in (query, "When did Bob adopt his greyhound Biscuit?"):   # both rank their first scenes alike
+            whole = scene_ids(mem.recall(ask, settings=RetrievalSettings()))
+            assert scene_ids(mem.recall(ask, settings=RetrievalSettings(budget_tokens=2000)))[:len(whole)] == whole
         strong = mem.recall("When did Bob adopt his greyhound Biscuit?", settings=cfg)
         assert not strong.weak and strong.match >= cfg.weak_match
         assert not any(s.lane == "cue" for s in strong.scenes)

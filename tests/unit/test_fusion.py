@@ -261,9 +261,11 @@ def test_a_weak_match_orders_the_associative_lane_by_the_horizon_family_scenecue
     cfg = RetrievalSettings(k_scenes=3, weak_match=0.75, associative_share=0.5, weak_associative_share=0.5)
     weak = cfg.split_for(0.5)
     assert weak.associative_order == "horizon+scenecue+dense" == RetrievalSettings().weak_associative_order
-    assert [s.id for s in select_scenes(cands, weak)] == ["d0", "b", "c"]
+    # and lists the associative lane's first scene first (the same scenes: docs/retrieval.md)
+    assert [s.id for s in select_scenes(cands, weak)] == ["b", "d0", "c"]
     assert [s.id for s in select_scenes(cands, dataclasses.replace(weak, associative_order="horizon+scenecue"))] \
-        == ["d0", "b", "h"]
+        == ["b", "d0", "h"]
+    assert [s.id for s in select_scenes(cands, dataclasses.replace(weak, associative_first=False))] == ["d0", "b", "c"]
     assert [s.id for s in select_scenes(cands, cfg.split_for(0.9))] == ["d0", "a", "b"]   # strong: SceneCue's
 
 
@@ -278,8 +280,28 @@ def test_a_weak_match_orders_the_associative_lane_by_the_horizon_family_and_scen
     assert [s.id for s in select_scenes(cands, cfg.split_for(0.9))] == ["d0", "a", "b"]   # strong: SceneCue's
     weak = dataclasses.replace(cfg, weak_associative_order="horizon+scenecue").split_for(0.5)
     assert weak.associative_order == "horizon+scenecue"
-    assert [s.id for s in select_scenes(cands, weak)] == ["d0", "b", "h"]   # b: 2nd in both; h: 1st and 4th
+    assert [s.id for s in select_scenes(cands, weak)] == ["b", "d0", "h"]   # b: 2nd in both; h: 1st and 4th
     assert [s.id for s in select_scenes(cands, dataclasses.replace(weak, associative_order="scenecue"))] == \
-        ["d0", "a", "b"]
+        ["a", "d0", "b"]
     with pytest.raises(ConfigError, match="weak_associative_order 'horizon'"):
         RetrievalSettings(weak_associative_order="horizon")
+
+
+def test_the_associative_lead_lists_the_same_scenes_with_the_associative_lanes_first_first():
+    d = ["d1", "d2", "d3"]
+    plain = lanes(d, ["d2", "a1", "a2"], 5, 0.8)
+    assert [key for key, _ in plain] == ["d1", "d2", "a1", "a2", "d3"]
+    led = lanes(d, ["d2", "a1", "a2"], 5, 0.8, lead="associative")
+    assert led == [("d2", "associative")] + [p for p in plain if p[0] != "d2"]
+    # the associative ranking's first, taken by the descriptive lane, keeps the first place
+    assert lanes(d, ["d1", "a1"], 3, 0.8, lead="associative") == lanes(d, ["d1", "a1"], 3, 0.8)
+    assert lanes(d, [], 3, 0.8, lead="associative") == lanes(d, [], 3, 0.8)   # no associative scene: unchanged
+    assert lanes([], [], 3, 0.8, lead="associative") == []
+    # a weak match leads with its associative lane without a budget; packed, the fusion is as before
+    # (its scenes are listed in the unpacked recall's order, Recall.ranked)
+    cfg = RetrievalSettings(weak_match=0.75)
+    assert cfg.split_for(0.5).associative_first and not cfg.split_for(0.9).associative_first
+    assert not dataclasses.replace(cfg, budget_tokens=2000).split_for(0.5).associative_first
+    assert not dataclasses.replace(cfg, weak_associative_first=False).split_for(0.5).associative_first
+    with pytest.raises(ConfigError, match="associative_first 'yes'"):
+        RetrievalSettings(associative_first="yes")

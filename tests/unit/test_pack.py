@@ -184,6 +184,15 @@ def test_packed_scenes_are_listed_by_the_joint_order_of_the_fusion_and_scenecue(
     assert [s.id for s in packed.scenes][:2] == ["s1", "c1"] and packed.scenes[-1].lane == "turns"
 
 
+def test_the_scenes_the_recall_without_a_budget_hands_over_are_listed_first_in_its_order():
+    r = with_cue()
+    joint = [s.id for s in packer.pack(r, 1000, count, ["Ana"], lane_share=0.2, cue_share=0.2, joint_k0=1).scenes]
+    r.ranked = ["c2", "s2", "gone"]   # a scene the packer did not hand over is skipped
+    packed = [s.id for s in packer.pack(r, 1000, count, ["Ana"], lane_share=0.2, cue_share=0.2, joint_k0=1).scenes]
+    assert packed[:2] == ["c2", "s2"] and joint[:2] != ["c2", "s2"]
+    assert packed[2:] == [s for s in joint if s not in ("c2", "s2")]   # the rest in the joint order
+
+
 def test_a_chosen_scene_the_descriptive_pass_could_not_open_is_pointed_to_once():
     # s3 is the final fusion's third scene and the associative list's first: with room for the
     # first scene only, the associative pass lists s3's best turn on its own; s1, opened by the

@@ -13,6 +13,7 @@ gate) are the pure functions of `select.py`, fed with what two queries return:
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Iterable
 
 from ..config import RetrievalSettings
@@ -62,9 +63,12 @@ def trigger_views(row: dict) -> list[dict]:
 class Cascade:
     """Runs recalls against one database with one set of retrieval settings."""
 
-    def __init__(self, store, settings: RetrievalSettings):
+    def __init__(self, store, settings: RetrievalSettings, listed: int | None = None):
+        """`listed`: with a token budget, how many scenes the recall without one hands over (kS
+        before `RetrievalSettings.for_budget` deepened it; default `settings.k_scenes`)."""
         self.store = store
         self.cfg = settings
+        self.listed = listed or settings.k_scenes
 
     def _run(self, name: str, params: dict) -> dict:
         return self.store.run(name, **params)[0]
@@ -213,6 +217,9 @@ class Cascade:
             traced["scenes"] = cands
             scene_ids = [s.id for s in result.scenes]
             cue = select_cue(cands, cfg)
+            if self.cfg.budget_tokens is not None:   # the order the packed scenes are listed in first
+                whole = replace(self.cfg, budget_tokens=None, k_scenes=self.listed).split_for(match)
+                result.ranked = [s.id for s in select_scenes(cands, whole)]
         via: dict[str, list[str]] = {}
         if items_on:  # flat search over the memory's items: the whole pool without the scene layer
             depth = cfg.candidates if not scenes_on else cfg.item_search

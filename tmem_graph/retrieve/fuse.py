@@ -105,13 +105,15 @@ def score_fusion(lists: Mapping[str, Mapping[str, float]], pool: Sequence[str]) 
 
 
 def lanes(descriptive: Sequence[str], associative: Sequence[str], k: int,
-          associative_share: float) -> list[tuple[str, str]]:
+          associative_share: float, lead: str = "descriptive") -> list[tuple[str, str]]:
     """The first `k` ids of two rankings, each lane keeping its own order: the associative
-    lane holds floor(k × share + ½) places but never the first (with k = 1 the descriptive
-    lane has it), the descriptive lane the rest. The lanes alternate, descriptive first,
+    lane holds floor(k × share + ½) places but never all of them (with k = 1 the descriptive
+    lane has the one), the descriptive lane the rest. The lanes alternate, `lead` first,
     until one has filled its places; a lane that runs dry leaves its places to the other.
-    An id counts once, in the lane that reached it first. Returns (id, lane) pairs, lanes
-    named "descriptive" and "associative"."""
+    An id counts once, in the lane that reached it first. With `lead` "associative" the same
+    ids are chosen and the one the associative ranking puts highest is listed first (in
+    whichever lane it came). Returns (id, lane) pairs, lanes named "descriptive" and
+    "associative"."""
     quota = {"associative": min(int(k * associative_share + 0.5), max(k - 1, 0))}
     quota["descriptive"] = k - quota["associative"]
     queues = {"descriptive": list(descriptive), "associative": list(associative)}
@@ -141,7 +143,11 @@ def lanes(descriptive: Sequence[str], associative: Sequence[str], k: int,
         chosen.append((key, lane))
         seen.add(key)
         turn = other[turn]
-    return chosen
+    if lead == "descriptive" or not chosen:
+        return chosen
+    place = {key: n for n, key in enumerate(associative)}   # the chosen id the associative order ranks first
+    first = min(range(len(chosen)), key=lambda n: (place.get(chosen[n][0], len(place)), n))
+    return chosen[first:first + 1] + chosen[:first] + chosen[first + 1:]
 
 
 def ranks_of(key: str, rankings: Mapping[str, Sequence[str]]) -> dict[str, int]:

@@ -130,7 +130,8 @@ def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: lis
     turn lane, `lane_share` of the budget is kept for it; with SceneCue's scenes (`Recall.cue`),
     `cue_share` for the associative pass, which opens them in SceneCue's order, each with its
     best turn. The packed scenes are listed by RRF (k0 `joint_k0`) of their places in the final
-    fusion and in SceneCue's order, the lane's own after them. (`Memory.recall` passes
+    fusion and in SceneCue's order, the lane's own after them; those the recall without a budget
+    hands over (`Recall.ranked`) come first, in its order, so that both rank alike. (`Memory.recall` passes
     `RetrievalSettings`' values, whose defaults these repeat: the packer imports no settings.)"""
     # each line's count is kept: a line that did not fit is tried again on every later pass
     packer = _Packer(budget, functools.lru_cache(maxsize=None)(count), speakers)
@@ -169,8 +170,11 @@ def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: lis
     while any([packer.grow(state) for state in scenes + cue]):  # what is left goes to the excerpts again
         pass
     order = _joint([st.scene.id for st in scenes], [st.scene.id for st in cue], joint_k0)
+    listed = sorted(scenes + cue, key=lambda st: order[st.scene.id]) + lane
+    first = {key: n for n, key in enumerate(recall.ranked)}
+    listed.sort(key=lambda st: first.get(st.scene.id, len(first)))   # stable: the rest keep their order
     kept = [dataclasses.replace(st.scene, turns=[st.scene.turns[n] for n in sorted(st.chosen)], excerpt=True)
-            for st in sorted(scenes + cue, key=lambda st: order[st.scene.id]) + lane if st.opened]
+            for st in listed if st.opened]
     return dataclasses.replace(recall, scenes=kept, items=items, recent=[t for t in recall.recent if t.id in recent],
                                budget_tokens=budget)
 

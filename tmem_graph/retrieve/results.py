@@ -97,6 +97,9 @@ class Recall:
     # `cue_share`): what the packer's associative pass opens; not part of the JSON (packed, the
     # scenes it opened are among `scenes`)
     cue: list[RecalledScene] = field(default_factory=list, repr=False, compare=False)
+    # the scenes the recall without a budget hands over, in its order, from the same candidates
+    # (asked only with a token budget): a packed recall lists them first; not part of the JSON
+    ranked: list[str] = field(default_factory=list, repr=False, compare=False)
     # the score of the turn nearest the query (passage cosine, Neo4j's [0, 1] scale; None without
     # the turn channel): below `weak_match` a packed recall is split for association (config.py);
     # in the JSON only with `trace`

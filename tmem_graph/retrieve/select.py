@@ -146,7 +146,8 @@ def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
         taken = {"descriptive": 0, "associative": 0}
         out = []
         score = 1.0 / cfg.k0
-        for key, lane in lanes(descriptive, lists.get("cue", []), k, cfg.associative_share):
+        lead = "associative" if cfg.associative_first else "descriptive"
+        for key, lane in lanes(descriptive, lists.get("cue", []), k, cfg.associative_share, lead):
             taken[lane] += 1  # score 1/(k0 + n) for a lane's n-th place, never rising down the list (a
             score = min(score, 1.0 / (cfg.k0 + taken[lane]))   # lane that ran dry leaves the other its places)
             out.append((key, score, lane))
