@@ -16,7 +16,7 @@ from tmem_graph import api
 from tmem_graph.errors import TmemError
 from tmem_graph.config import RetrievalSettings
 from tmem_graph.retrieve.cascade import Cascade
-from tmem_graph.retrieve.evidence import CUE_HEADING
+from tmem_graph.retrieve.evidence import CUE_HEADING, day
 from tmem_graph.retrieve.results import ABLATIONS
 from tmem_graph.retrieve.select import associative
 
@@ -264,8 +264,9 @@ def test_a_packed_recall_hands_over_the_turn_lane_inside_scene_excerpts(memory, 
         assert ids == [t for t in scene_turns[s.id] if t in ids]   # the scene's own turns, in their order
     for s in lane:
         assert s.via and set(s.via) <= {"bm25", "dense"} and set(s.ranks) <= {"bm25", "dense"}
-        for t in s.turns:                                   # listed on their own, each with its day
-            assert f"{t['speaker']} [" in evidence and t["text"] in evidence.split("## Other turns that match")[1]
+        listed = evidence.split("## Other turns that match")[1]
+        for t in s.turns:                                   # listed on their own, under their day's line
+            assert f"\nOn {day(t['time'] or s.time)}:\n" in listed and f"  {t['speaker']}: {t['text']}" in listed
     # the lane's turns come from the turn channel: without it, or with no share, no scene is opened for them
     for recall in (memory.recall(DESCRIPTIVE_QUERY, without=("turns",),
                                  settings=settings.with_retrieval(budget_tokens=budget).retrieval),

@@ -1,6 +1,9 @@
 """The evidence block's times: written for reading, a day only where it tells something."""
 
-from tmem_graph.retrieve.evidence import day, format_evidence, item_line, moment, recent_line, turn_line
+import dataclasses
+
+from tmem_graph.retrieve.evidence import (LISTED, day, format_evidence, item_line, listed_lines, moment,
+                                          recent_line, turn_line)
 from tmem_graph.retrieve.results import Recall, RecalledItem, RecalledScene, RecalledTurn
 
 
@@ -34,6 +37,29 @@ def test_the_block_writes_every_time_in_words():
     text = format_evidence(Recall("m", "q", [scene], [item], [], [turn]), ["Ana", "Ben"])
     assert "[Scene 1] Support group (8 May 2023, 13:56)" in text and "  Summary: Ana went." in text
     assert "  Ana: I went yesterday." in text and "  Ben [9 May 2023]: Next day." in text
-    assert item_line(1, item) in text and item_line(1, item).endswith("(8 May 2023, 13:57)")
+    assert item_line(1, item) in text and item_line(1, item).endswith("(8 May 2023)")   # an item: its day
     assert recent_line(turn) == "  Ana [1 June 2023, 10:05]: Back home." and recent_line(turn) in text
     assert "T13" not in text and "2023-05" not in text
+
+
+def test_turns_listed_on_their_own_go_under_one_line_per_day_in_time_order():
+    def scene(sid, time, lane="turns"):
+        return RecalledScene(sid, f"title {sid}", time, 1.0, ["dense"], {}, [], lane=lane, excerpt=True)
+    late, early = scene("s2", "2023-06-01T10:00:00"), scene("s1", "2023-05-08T13:56:00")
+    listed = [({"id": "a", "speaker": "Ana", "text": "late one", "time": None}, late),
+              ({"id": "b", "speaker": "Ben", "text": "early one", "time": "2023-05-08T14:00:00"}, early),
+              ({"id": "c", "speaker": "Ana", "text": "late two", "time": "2023-06-01T11:00:00"}, late),
+              ({"id": "d", "speaker": "Ben", "text": "no time", "time": None}, scene("s3", None)),
+              ({"id": "e", "speaker": "Ben", "text": "odd stamp", "time": "yesterday"}, early)]
+    assert listed_lines(listed) == ["On 8 May 2023:", "  Ben: early one",
+                                    "On 1 June 2023:", "  Ana: late one", "  Ana: late two",
+                                    "On time unknown:", "  Ben: no time",
+                                    "On yesterday:", "  Ben: odd stamp"]
+    s1 = dataclasses.replace(early, turns=[listed[1][0]])
+    s2 = dataclasses.replace(late, turns=[listed[0][0], listed[2][0]])
+    cue = dataclasses.replace(scene("s4", "2023-05-08T09:00:00", lane="cue"),
+                              turns=[{"id": "f", "speaker": "Ana", "text": "a pointer", "time": None}])
+    text = format_evidence(Recall("m", "q", [s2, cue, s1], [], [], []), ["Ana", "Ben"])
+    assert text.split("\n")[1:] == [LISTED["cue"], "On 8 May 2023:", "  Ana: a pointer",   # each lane its own days
+                                     LISTED["turns"], "On 8 May 2023:", "  Ben: early one", "On 1 June 2023:",
+                                     "  Ana: late one", "  Ana: late two"]

@@ -108,10 +108,20 @@ def test_the_cascade_fills_its_share_first_then_the_lane_hands_over_its_turns_in
     assert opened.lane == "turns" and opened.excerpt and opened.via == ["bm25", "dense"]
     assert [t["id"] for t in opened.turns] == ["s9:1", "s9:3"]             # in conversation order
     assert [s.id for s in packed.scenes].index("s9") >= len(alone.scenes)  # listed after the cascade's scenes
-    # listed on their own after the scenes, each with its day, without the scene's header
+    # listed on their own after the scenes, under their day, without the scene's header
     text = format_evidence(packed, ["Ana"])
-    assert "## Other turns that match\n  Ben [2 June 2024]: lane line s9:1 of s9\n  Ben [2 June 2024]: lane line s9:3 of s9" in text
+    assert "## Other turns that match\nOn 2 June 2024:\n  Ben: lane line s9:1 of s9\n  Ben: lane line s9:3 of s9" in text
     assert "title s9" not in text
+
+
+def test_a_days_line_is_paid_once_per_lane_so_the_packer_prices_exactly_what_is_rendered():
+    r = with_lane()   # four lane turns of three scenes, all on 2 June 2024
+    wide = packer.pack(r, 10_000, count, ["Ana"], lane_share=0.4)
+    evidence = format_evidence(dataclasses.replace(wide, persona=[]), ["Ana"])
+    assert evidence.count("On 2 June 2024:") == 1
+    exact = packer.pack(with_lane(), count(evidence), count, ["Ana"], lane_share=0.4)   # not a token to spare
+    assert [(s.id, [t["id"] for t in s.turns]) for s in exact.scenes] == \
+           [(s.id, [t["id"] for t in s.turns]) for s in wide.scenes]
 
 
 def test_without_a_lane_the_whole_budget_goes_to_the_cascade():
@@ -159,12 +169,12 @@ def test_the_associative_pass_lists_each_scenes_best_turn_on_its_own():
     text = format_evidence(packed, ["Ana"])
     pointers = text.split(CUE_HEADING)[1].split("\n## ")[0]
     assert by_id["c1"].turns[0]["text"] in pointers and "Oysters make Ana ill" not in text
-    # the cascade's part is what it packs alone into the budget the two passes leave it
+    # the cascade's part holds what it packs alone into the budget the two passes leave it, in the
+    # same scenes; what the passes leave unspent grows those excerpts at the end
     alone = packer.pack(with_lane(), budget - int(budget * 0.2) - int(budget * 0.2), count, ["Ana", "Ben"], lane_share=0)
-    cascade = [s for s in packed.scenes if s.lane not in ("cue", "turns")]
-    lane = {t.id for t in with_lane().lane}   # the lane's turns join the excerpts that hold them
-    assert {s.id: [t["id"] for t in s.turns if t["id"] not in lane] for s in cascade} == \
-           {s.id: [t["id"] for t in s.turns] for s in alone.scenes}
+    cascade = {s.id: {t["id"] for t in s.turns} for s in packed.scenes if s.lane not in ("cue", "turns")}
+    assert set(cascade) == {s.id for s in alone.scenes}
+    assert all({t["id"] for t in s.turns} <= cascade[s.id] for s in alone.scenes)
 
 
 def test_without_scenecues_scenes_or_share_the_packer_is_unchanged():

@@ -4,8 +4,9 @@ speakers, outside the ranked budget (paper §3.4). The packer (pack.py) prices e
 the same line renderers, so a packed recall renders exactly what it paid for.
 
 Times are written for reading, not parsing: a scene's header gives its day and minute
-("8 May 2023, 13:56"), its turns only a day that differs from the header's, an item or a
-recent turn its day and minute. An ISO stamp costs a tokenizer about three times the tokens
+("8 May 2023, 13:56"), its turns only a day that differs from the header's, a turn listed on
+its own the day of its group ("On 8 May 2023:"), an item its day, a recent turn its day and
+minute. An ISO stamp costs a tokenizer about three times the tokens
 of the same day in words (docs/retrieval.md, "Times in the evidence"), and an answer model
 asked "when" answers in words."""
 
@@ -63,7 +64,7 @@ def scene_header(n: int, scene: RecalledScene) -> list[str]:
 
 def lane_only(scene: RecalledScene) -> bool:
     """A packed scene that the turn lane or the associative pass opened: its turns are listed
-    on their own under the lane's heading (`LISTED`), each with its day, without the scene's
+    on their own under the lane's heading (`LISTED`), grouped by day, without the scene's
     header (a header costs two thirds of a turn)."""
     return scene.excerpt and scene.lane in LISTED
 
@@ -75,13 +76,39 @@ def turn_line(turn: dict, scene_time: str | None = None) -> str:
     return f"  {turn['speaker']}{stamp}: {turn['text']}"
 
 
-def lane_line(turn: dict, scene: RecalledScene) -> str:
-    """A turn listed on its own (`lane_only`): always with its day (its scene's, if it has none)."""
-    return turn_line({**turn, "time": turn.get("time") or scene.time})
+def listed_day(turn: dict, scene: RecalledScene) -> str:
+    """The day a turn listed on its own (`lane_only`) goes under: its own, else its scene's."""
+    return day(turn.get("time") or scene.time) or "time unknown"
+
+
+def day_line(when: str) -> str:
+    """The line that opens a day's group of listed turns (`listed_lines`)."""
+    return f"On {when}:"
+
+
+def lane_line(turn: dict) -> str:
+    """A turn listed on its own, under its day's line (a stamp on every turn costs five tokens;
+    turns of one day share one line)."""
+    return f"  {turn['speaker']}: {turn['text']}"
+
+
+def listed_lines(listed: list[tuple[dict, RecalledScene]]) -> list[str]:
+    """Turns listed on their own, as (turn, its scene): grouped under one line per day, the days
+    in time order (a stamp that does not parse after those that do), each day's turns in the
+    order given."""
+    groups: dict[str, list[str]] = {}
+    order: dict[str, tuple] = {}
+    for turn, scene in listed:
+        when = listed_day(turn, scene)
+        parsed = _parsed(turn.get("time") or scene.time)
+        order.setdefault(when, (parsed is None, parsed.date().isoformat() if parsed else "", len(order)))
+        groups.setdefault(when, []).append(lane_line(turn))
+    return [line for when in sorted(groups, key=order.__getitem__) for line in [day_line(when)] + groups[when]]
 
 
 def item_line(n: int, item: RecalledItem) -> str:
-    stamp = f" ({moment(item.time)})" if item.time else ""
+    """An item with its day (the minute costs four tokens, and a "when" is answered in days)."""
+    stamp = f" ({day(item.time)})" if item.time else ""
     return f"[Item {n}] {item.text}{stamp}"
 
 
@@ -100,10 +127,10 @@ def format_evidence(recall: Recall, speakers: list[str]) -> str:
             lines += scene_header(n, scene)
             lines += [turn_line(t, scene.time) for t in scene.turns]
     for lane, heading in LISTED.items():
-        others = [s for s in recall.scenes if lane_only(s) and s.lane == lane]
-        if others:
+        listed = [(t, s) for s in recall.scenes if lane_only(s) and s.lane == lane for t in s.turns]
+        if listed:
             lines.append(heading)
-            lines += [lane_line(t, s) for s in others for t in s.turns]
+            lines += listed_lines(listed)
     if recall.items:
         lines.append(ITEMS_HEADING)
         lines += [item_line(n, item) for n, item in enumerate(recall.items, 1)]

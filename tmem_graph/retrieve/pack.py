@@ -26,8 +26,8 @@ import functools
 import math
 from typing import Callable
 
-from .evidence import (ITEMS_HEADING, LISTED, RECENT_HEADING, SCENES_HEADING, item_line, lane_line, lane_only,
-                       opening, recent_line, scene_header, turn_line)
+from .evidence import (ITEMS_HEADING, LISTED, RECENT_HEADING, SCENES_HEADING, day_line, item_line, lane_line,
+                       lane_only, listed_day, opening, recent_line, scene_header, turn_line)
 from .results import LaneTurn, Recall, RecalledScene
 
 WINDOW = 1        # neighbours kept on each side of a chosen turn
@@ -81,7 +81,7 @@ class _Packer:
     def __init__(self, budget: int, count: Callable[[str], int], speakers: list[str]):
         self.spend = _Budget(budget, count)
         self.spend.take([opening(speakers)])
-        self.headings: set[str] = set()
+        self.headings: set = set()   # the sections in the block, and each listed lane's days (lane heading, day)
 
     def take(self, heading: str, lines: list[str]) -> bool:
         """Spend `lines`, with their section's heading if it is not in the block yet."""
@@ -100,9 +100,17 @@ class _Packer:
     def add(self, state: _Scene, group: list[int]) -> bool:
         """Given turns (positions) of a scene, under its header when its excerpt is not open yet."""
         scene = state.scene
-        if lane_only(scene):  # listed on their own under their lane's heading, each with its day
-            fits = self.take(LISTED[scene.lane], [lane_line(scene.turns[n], scene) for n in group])
+        if lane_only(scene):  # listed on their own under their lane's heading, grouped by day
+            heading, lines, days = LISTED[scene.lane], [], []
+            for n in group:
+                when = (LISTED[scene.lane], listed_day(scene.turns[n], scene))
+                if when not in self.headings and when not in days:   # the day's line, once per lane
+                    days.append(when)
+                    lines.append(day_line(when[1]))
+                lines.append(lane_line(scene.turns[n]))
+            fits = self.take(heading, lines)
             if fits:
+                self.headings.update(days)
                 state.opened = True
                 state.chosen.update(group)
             return fits
