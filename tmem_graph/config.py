@@ -35,9 +35,9 @@ MAX_BUDGET_TOKENS = 100_000   # the largest evidence budget a recall accepts
 # budget curve of the whole of conv-26, docs/evaluation.md "The whole conversation")
 SCENE_TOKENS = 250
 ITEM_TOKENS = 100     # ... and one item per this many tokens (at least kI); the packer then fills the budget
-# ... and the associative pass one scene per this many tokens of its share (a turn listed on its
-# own with its day costs about this much on LoCoMo's dialogue)
-OPENING_TOKENS = 40
+# ... and the associative pass one scene per this many tokens of its share (`opening_tokens`; chosen
+# leave-one-memory-out, every fold 25 of 10-40: docs/retrieval.md, "How far the pointers reach")
+OPENING_TOKENS = 25
 # ... and the turn lane asks for one turn per this many tokens of the budget (at least `candidates`),
 # so that it can fill the whole budget on its own (a LoCoMo turn costs about 30 tokens)
 LANE_TOKENS = 25
@@ -80,6 +80,11 @@ class RetrievalSettings:
                                 # RRF of those (and the scene vector's): one of CUE_LISTS
     lane_dense_weight: float = 1.0  # the turn lane's RRF weight of the passage cosine against BM25's 1
     joint_k0: int = 5         # the "joint" fusion: RRF with this k0 of the descriptive and the associative order
+    # with a budget, the associative pass may open one scene of its list per this many tokens of
+    # its share: how far down the list it reaches. A pointer, one turn under its day's line, costs
+    # 32-37 tokens on LoCoMo's dialogue, so the pass reaches further than its share holds and
+    # opens what fits in the listing order (`weak_associative_order`)
+    opening_tokens: int = OPENING_TOKENS
     # a query whose nearest turn scores below `weak_match` (passage cosine on Neo4j's [0, 1]
     # scale) is a weak match: similarity found nothing close, so the triggers get more say: the
     # lanes fusion's associative share becomes `weak_associative_share`, and with a budget the
@@ -100,7 +105,7 @@ class RetrievalSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BUDGET:
                 raise ConfigError(f"{name} {value!r}: must be an integer from 0 to {MAX_BUDGET}")
-        for name in ("k0", "cue_k0", "candidates", "joint_k0"):  # a query's depth of 0 is refused by Neo4j
+        for name in ("k0", "cue_k0", "candidates", "joint_k0", "opening_tokens"):  # a depth of 0 is refused by Neo4j
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_BUDGET:
                 raise ConfigError(f"{name} {value!r}: must be an integer from 1 to {MAX_BUDGET}")
@@ -193,7 +198,7 @@ class RetrievalSettings:
         """How many of SceneCue's scenes the associative pass may open (0 without a budget)."""
         if self.budget_tokens is None:
             return 0
-        return min(MAX_BUDGET, int(self.budget_tokens * self.cue_share) // OPENING_TOKENS)
+        return min(MAX_BUDGET, int(self.budget_tokens * self.cue_share) // self.opening_tokens)
 
     @classmethod
     def legacy(cls, **changes) -> "RetrievalSettings":

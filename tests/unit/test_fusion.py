@@ -6,6 +6,7 @@ collect a BM25 term; plain RRF then drops the target out of the budget, the lane
 """
 
 import dataclasses
+import functools
 
 import pytest
 
@@ -193,18 +194,19 @@ def test_with_the_turn_channel_the_descriptive_lane_still_fills_its_places():
 def test_the_associative_pass_takes_its_scenes_from_the_list_it_is_told():
     lists = {"dialogue": [("a", 0.9), ("h", 0.2)], "horizon": [("h", 0.8), ("b", 0.7), ("a", 0.1)]}
     cands = SceneCandidates(bm25=[], dense=[], cue=[("a", 1.0), ("b", 0.9), ("h", 0.5)], cue_lists=lists, via={})
-    pick = lambda **kw: [s.id for s in select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08, **kw))]  # noqa: E731
-    assert pick(cue_from="scenecue") == ["a", "b"]   # two places (80 tokens / 40): SceneCue's first two
+    two = functools.partial(RetrievalSettings, budget_tokens=1000, cue_share=0.08, opening_tokens=40)  # 80 / 40: two
+    pick = lambda **kw: [s.id for s in select_cue(cands, two(**kw))]  # noqa: E731
+    assert pick(cue_from="scenecue") == ["a", "b"]   # two places: SceneCue's first two
     assert pick() == ["h", "b"]                      # by default the Horizon family's own order
     fused = dataclasses.replace(cands, dense=[("b", 0.5)])   # the scene vector's order ranks b alone
-    first = select_cue(fused, RetrievalSettings(budget_tokens=1000, cue_share=0.08, cue_from="horizon+scenecue+dense"))
+    first = select_cue(fused, two(cue_from="horizon+scenecue+dense"))
     assert [s.id for s in first][:1] == ["b"] and first[0].ranks["cue"] == 1   # an RRF of the three orders
-    listed = select_cue(fused, RetrievalSettings(budget_tokens=1000, cue_share=0.08))
+    listed = select_cue(fused, two())
     assert [s.id for s in listed] == ["b", "h"]   # Horizon's first two, listed in a weak match's unpacked order
     assert listed[0].ranks["horizon"] == 2
-    scene = select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08))[0]
+    scene = select_cue(cands, two())[0]
     assert scene.lane == "cue" and scene.ranks == {"horizon": 1, "dialogue": 2} and "horizon" in scene.via
-    first = select_cue(cands, RetrievalSettings(budget_tokens=1000, cue_share=0.08, cue_from="scenecue"))[0]
+    first = select_cue(cands, two(cue_from="scenecue"))[0]
     assert first.ranks == {"dialogue": 1, "horizon": 3, "cue": 1}   # SceneCue's own place as "cue"
 
 
@@ -232,6 +234,17 @@ def test_the_turn_lane_asks_deep_enough_to_fill_the_budget():
     assert RetrievalSettings().lane_depth() == 50
     assert RetrievalSettings(budget_tokens=500).lane_depth() == 50
     assert RetrievalSettings(budget_tokens=4000).lane_depth() == 160
+
+
+def test_the_associative_pass_reaches_one_scene_per_opening_tokens_of_its_share():
+    assert RetrievalSettings(cue_share=0.5).cue_scenes() == 0   # no budget, no pointers
+    weak = RetrievalSettings(budget_tokens=1000, cue_share=0.5)
+    assert weak.cue_scenes() == 500 // weak.opening_tokens
+    assert dataclasses.replace(weak, opening_tokens=25).cue_scenes() == 20
+    assert dataclasses.replace(weak, opening_tokens=30).split_for(0.1).opening_tokens == 30   # a weak match keeps it
+    for bad in (0, -5, 2.5, True):
+        with pytest.raises(ConfigError, match=f"opening_tokens {bad!r}: must be an integer from 1"):
+            RetrievalSettings(opening_tokens=bad)
 
 
 def test_each_encoder_gets_its_own_weak_match_threshold():
