@@ -195,7 +195,7 @@ class RetrievalSettings:
         return min(MAX_BUDGET, max(self.candidates, self.budget_tokens // LANE_TOKENS))
 
     def cue_scenes(self) -> int:
-        """How many of SceneCue's scenes the associative pass may open (0 without a budget)."""
+        """How many scenes of the `cue_from` list the associative pass may open (0 without a budget)."""
         if self.budget_tokens is None:
             return 0
         return min(MAX_BUDGET, int(self.budget_tokens * self.cue_share) // self.opening_tokens)

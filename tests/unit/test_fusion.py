@@ -242,6 +242,7 @@ def test_the_associative_pass_reaches_one_scene_per_opening_tokens_of_its_share(
     assert weak.cue_scenes() == 500 // weak.opening_tokens
     assert dataclasses.replace(weak, opening_tokens=25).cue_scenes() == 20
     assert dataclasses.replace(weak, opening_tokens=30).split_for(0.1).opening_tokens == 30   # a weak match keeps it
+    assert dataclasses.replace(weak, opening_tokens=30).cue_scenes() == 16   # the setting, not the default
     for bad in (0, -5, 2.5, True):
         with pytest.raises(ConfigError, match=f"opening_tokens {bad!r}: must be an integer from 1"):
             RetrievalSettings(opening_tokens=bad)

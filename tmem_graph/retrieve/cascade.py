@@ -68,7 +68,7 @@ class Cascade:
         before `RetrievalSettings.for_budget` deepened it; default `settings.k_scenes`)."""
         self.store = store
         self.cfg = settings
-        self.listed = listed or settings.k_scenes
+        self.listed = settings.k_scenes if listed is None else listed   # kS 0: nothing listed first
 
     def _run(self, name: str, params: dict) -> dict:
         return self.store.run(name, **params)[0]
