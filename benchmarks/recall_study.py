@@ -122,7 +122,8 @@ class Replay:
 
     def recall(self, q: dict, cfg: RetrievalSettings) -> Recall:
         nearest = q["trace"]["lane"]["dense"][:1] if "lane" in q["trace"] else []
-        unsplit, cfg = cfg, cfg.split_for(nearest[0][1] if nearest else None)   # as the cascade splits a weak match
+        match = nearest[0][1] if nearest else None
+        unsplit, cfg = cfg, cfg.split_for(match)   # as the cascade splits a weak match
         deep = cfg.for_budget()
         scenes = q["trace"]["scenes"]
         if cfg.cue_fusion != WIDEST.cue_fusion:   # SceneCue fused again from its traced channels
@@ -143,7 +144,7 @@ class Replay:
                         lane=lane if cfg.lane_share > 0 else [], turn_scores=q["turn_scores"])
         if cfg.budget_tokens is None:
             return recall
-        whole = dataclasses.replace(unsplit, budget_tokens=None).split_for(nearest[0][1] if nearest else None)
+        whole = dataclasses.replace(unsplit, budget_tokens=None).split_for(match)
         if self.ranked_first:   # listed first, as the cascade does
             recall.ranked = [s.id for s in select_scenes(scenes, whole)]
         return pack(recall, cfg.budget_tokens, self.count, self.data["speakers"], cfg.lane_share, cfg.cue_share,

@@ -212,8 +212,8 @@ class Memory:
         def cascade(pid: str) -> Recall:
             runs.append(pid)
             self.encoder  # noqa: B018 - a version switched to is checked too
-            return Cascade(self.store, ranked, listed=cfg.k_scenes).recall(pid, query, vector, speaker=speaker, without=without,
-                                                      trace=trace)
+            return Cascade(self.store, ranked, listed=cfg.k_scenes).recall(pid, query, vector, speaker=speaker,
+                                                                           without=without, trace=trace)
 
         result = self._current(cascade)
         result.memory_id = self.id
