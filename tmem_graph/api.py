@@ -206,20 +206,21 @@ class Memory:
         self.store.require_recall_indexes()
         cfg = settings or self.settings.retrieval
         ranked = only.widened(cfg.for_budget()) if only else cfg.for_budget()
+        listed = only.widened(cfg).k_scenes if only else cfg.k_scenes   # as deep as the unpacked recall ranks
 
         runs: list[str] = []
 
         def cascade(pid: str) -> Recall:
             runs.append(pid)
             self.encoder  # noqa: B018 - a version switched to is checked too
-            return Cascade(self.store, ranked, listed=cfg.k_scenes).recall(pid, query, vector, speaker=speaker,
-                                                                           without=without, trace=trace)
+            return Cascade(self.store, ranked, listed=listed).recall(pid, query, vector, speaker=speaker,
+                                                                     without=without, trace=trace)
 
         result = self._current(cascade)
         result.memory_id = self.id
         result.attempts += len(runs) - 1   # a run on a version a replacement switched away from counts
         if only is not None:
-            result = only.apply(result, cfg.for_budget(), self._turns_of)
+            result = only.apply(result, cfg.for_budget(), self._turns_of, listed=cfg.k_scenes)
         timings = {"encode": encode_ms, "cascade": result.timings_ms["total"]}
         if cfg.budget_tokens is not None:  # one evidence budget: the packer fills it (retrieve/pack.py)
             t1 = time.perf_counter()

@@ -56,6 +56,20 @@ def test_a_filtered_recall_still_fills_its_budgets(team):
     assert packed.scenes and {t["speaker"] for t in turns_of(packed)} == {"Alice"}
 
 
+def test_a_filtered_packed_recall_lists_first_what_the_filtered_unpacked_recall_hands_over(team):
+    # both rank as deep (the filter's widened depth) and drop the scenes left without a turn
+    # before the cut to kS, so the packed evidence starts with the unpacked recall's scenes
+    queries = (QUERY, "When did Bob adopt his greyhound Biscuit?",
+               "Travelling for two weeks soon, who could mind things at home meanwhile?")
+    for k in (1, 2):
+        for speakers in (["Alice"], ["Bob"]):
+            for query in queries:
+                cfg = dataclasses.replace(team.settings.retrieval, k_scenes=k)
+                whole = [s.id for s in team.recall(query, speakers=speakers, settings=cfg).scenes]
+                packed = team.recall(query, speakers=speakers, settings=dataclasses.replace(cfg, budget_tokens=2000))
+                assert [s.id for s in packed.scenes][:len(whole)] == whole, (k, speakers, query)
+
+
 @pytest.mark.parametrize("args, message", [
     ({"since": "yesterday"}, "since 'yesterday': not an ISO 8601 date"),
     ({"until": "2023-13-01"}, "until '2023-13-01': not an ISO 8601 date"),

@@ -143,6 +143,10 @@ def test_select_items_uses_the_trigger_lane():
     assert [i.id for i in items] == ["a", "t", "b"] and items[1].lane == "associative"
     assert [i.id for i in select_items(cands, RetrievalSettings.legacy(k_items=3))] == ["a", "b", "t"]
     assert select_items(ItemCandidates([], [], [], {}), RetrievalSettings()) == []
+    # a weak match's associative first place is the scenes' (docs/retrieval.md, "The first
+    # place"): its items keep the descriptive lane's first item first
+    weak = RetrievalSettings(k_items=3, weak_match=0.75).split_for(0.5)
+    assert weak.associative_first and [i.id for i in select_items(cands, weak)] == ["a", "t", "b"]
 
 
 @pytest.mark.parametrize("changes, message", [({"fusion": "borda"}, "fusion 'borda'"),

@@ -27,12 +27,14 @@ def recall() -> Recall:
     return Recall("m", "q", scenes, items, [{"speaker": "Ana", "summary": "persona"}], recent, turn_scores=scores)
 
 
-@pytest.mark.parametrize("budget", [30, 60, 100, 160, 250, 1000])
+@pytest.mark.parametrize("budget", [1, 4, 5, 8, 30, 60, 100, 160, 250, 1000])
 def test_the_evidence_never_exceeds_the_budget(budget):
     packed = packer.pack(recall(), budget, count, ["Ana", "Ben"])
     evidence = format_evidence(Recall("m", "q", packed.scenes, packed.items, [], packed.recent), ["Ana", "Ben"])
     assert count(evidence) <= budget and packed.budget_tokens == budget
     assert packed.persona == recall().persona  # the persona is outside the budget
+    if budget < count(packer.opening(["Ana", "Ben"])):   # the opening line does not fit: nothing does
+        assert (packed.scenes, packed.items, packed.recent, evidence) == ([], [], [], "")
 
 
 def test_a_long_scene_gives_its_best_turn_with_its_neighbours_first():
@@ -175,6 +177,23 @@ def test_the_associative_pass_lists_each_scenes_best_turn_on_its_own():
     cascade = {s.id: {t["id"] for t in s.turns} for s in packed.scenes if s.lane not in ("cue", "turns")}
     assert set(cascade) == {s.id for s in alone.scenes}
     assert all({t["id"] for t in s.turns} <= cascade[s.id] for s in alone.scenes)
+
+
+def test_a_day_in_two_listed_sections_is_paid_once_in_each_so_the_packer_prices_exactly_what_is_rendered():
+    def same_day() -> Recall:   # the pointers' turns said on the lane's day, 2 June 2024
+        r = with_cue()
+        for c in r.cue:
+            c.turns = [dict(t, time="2024-06-02T08:00:00") for t in c.turns]
+        return r
+    wide = packer.pack(same_day(), 10_000, count, ["Ana"], lane_share=0.2, cue_share=0.2)
+    evidence = format_evidence(dataclasses.replace(wide, persona=[]), ["Ana"])
+    assert evidence.count("On 2 June 2024:") == 2 and evidence.count(CUE_HEADING) == 1
+    for spare in (0, 1):
+        exact = packer.pack(same_day(), count(evidence) + spare, count, ["Ana"], lane_share=0.2, cue_share=0.2)
+        assert [(s.id, [t["id"] for t in s.turns]) for s in exact.scenes] == \
+               [(s.id, [t["id"] for t in s.turns]) for s in wide.scenes]
+    short = packer.pack(same_day(), count(evidence) - 1, count, ["Ana"], lane_share=0.2, cue_share=0.2)
+    assert count(format_evidence(dataclasses.replace(short, persona=[]), ["Ana"])) <= count(evidence) - 1
 
 
 def test_without_scenecues_scenes_or_share_the_packer_is_unchanged():

@@ -118,7 +118,10 @@ def recent_line(turn: RecalledTurn) -> str:
 
 
 def format_evidence(recall: Recall, speakers: list[str]) -> str:
-    """The recalled evidence as the context block of the answer prompt."""
+    """The recalled evidence as the context block of the answer prompt; empty when the recall
+    holds nothing (the opening line alone would only cost tokens: a budget too small for it)."""
+    if not (recall.scenes or recall.items or recall.recent or recall.persona):
+        return ""
     lines = [opening(speakers)]
     ranked = [s for s in recall.scenes if not lane_only(s)]
     if ranked:

@@ -70,15 +70,19 @@ class TurnFilter:
         return replace(cfg, k_scenes=deeper(cfg.k_scenes), k_items=deeper(cfg.k_items), k_recent=deeper(cfg.k_recent))
 
     def apply(self, recall: Recall, cfg: RetrievalSettings,
-              turns_of: Callable[[list[str], list[str]], tuple[dict, dict]]) -> Recall:
+              turns_of: Callable[[list[str], list[str]], tuple[dict, dict]], listed: int | None = None) -> Recall:
         """`recall` (ranked with `widened` settings) with only what the filter admits, cut to
         `cfg`'s budgets. `turns_of(turn_ids, scene_ids)` answers ({turn id: (speaker, time)},
-        {scene id: [turn ids]}) for the items' sources."""
+        {scene id: [turn ids]}) for the items' sources. A packed recall's `ranked` (the scenes
+        the recall without a budget hands over, ranked as deep as `widened`) loses the scenes
+        left without a turn and is cut to `listed`, as that recall's scenes are."""
         admit = lambda t: self.admits(t.get("speaker"), t.get("time"))  # noqa: E731
         for scene in recall.scenes + recall.cue:
             kept = [t for t in scene.turns if admit(t)]
             scene.excerpt = scene.excerpt or len(kept) < len(scene.turns)
             scene.turns = kept
+        emptied = {s.id for s in recall.scenes + recall.cue if not s.turns}
+        recall.ranked = [key for key in recall.ranked if key not in emptied][:listed]
         recall.scenes = [s for s in recall.scenes if s.turns][:cfg.k_scenes]
         recall.cue = [s for s in recall.cue if s.turns]
         ids = sorted({t for i in recall.items for t in i.turn_ids})

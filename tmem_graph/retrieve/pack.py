@@ -80,7 +80,8 @@ class _Scene:
 class _Packer:
     def __init__(self, budget: int, count: Callable[[str], int], speakers: list[str]):
         self.spend = _Budget(budget, count)
-        self.spend.take([opening(speakers)])
+        if not self.spend.take([opening(speakers)]):   # a budget that cannot hold the opening line holds nothing
+            self.spend.left = 0
         self.headings: set = set()   # the sections in the block, and each listed lane's days (lane heading, day)
 
     def take(self, heading: str, lines: list[str]) -> bool:

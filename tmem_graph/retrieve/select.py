@@ -111,14 +111,17 @@ def trig_recall(views: list[dict], cfg: RetrievalSettings, via: dict[str, list[s
 
 
 def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
-               cfg: RetrievalSettings, passages: Scored = ()) -> list[tuple[str, float, str | None]]:
+               cfg: RetrievalSettings, passages: Scored = (),
+               lead: str = "descriptive") -> list[tuple[str, float, str | None]]:
     """The final fusion of one layer with the strategy `cfg.fusion` (see fuse.py): the pool is
     `dense` (every candidate has a cosine); `lexical` and `associative` rank parts of it.
     `passages` ranks candidates by their best part (scenes by their best turn): with "lanes" and
     "joint" it takes the place of `dense` in the descriptive order when it ranks anything, the candidates
     neither it nor `lexical` ranks following in `dense` order (docs/retrieval.md, "The turn
-    channel"); the other fusions ignore it. Returns the top `k` as (id, score, lane), lane
-    None unless the fusion is "lanes" or "joint" (which names the order that ranks it higher)."""
+    channel"); the other fusions ignore it. `lead` is the lane "lanes" gives the first place
+    (scenes pass "associative" for a weak match, `cfg.associative_first`; items keep the
+    descriptive lead). Returns the top `k` as (id, score, lane), lane None unless the fusion is
+    "lanes" or "joint" (which names the order that ranks it higher)."""
     pool = _ids(dense)
     lists = {"bm25": _ids(lexical), "dense": pool}
     if cfg.cue_in_fusion and associative:
@@ -146,7 +149,6 @@ def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
         taken = {"descriptive": 0, "associative": 0}
         out = []
         score = 1.0 / cfg.k0
-        lead = "associative" if cfg.associative_first else "descriptive"
         for key, lane in lanes(descriptive, lists.get("cue", []), k, cfg.associative_share, lead):
             taken[lane] += 1  # score 1/(k0 + n) for a lane's n-th place, never rising down the list (a
             score = min(score, 1.0 / (cfg.k0 + taken[lane]))   # lane that ran dry leaves the other its places)
@@ -171,7 +173,8 @@ def select_scenes(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledSc
     """The top k_scenes of the pool by the final fusion, each with `via` and its ranks."""
     pool = set(c.pool)
     cue = [(s, v) for s, v in associative(c, cfg)[:cfg.cue_top] if s in pool]
-    fused = fuse_layer(c.bm25, c.dense, cue, cfg.k_scenes, cfg, passages=c.turn)
+    lead = "associative" if cfg.associative_first else "descriptive"
+    fused = fuse_layer(c.bm25, c.dense, cue, cfg.k_scenes, cfg, passages=c.turn, lead=lead)
     rankings = {**{n: _ids(r) for n, r in c.cue_lists.items()},
                 "bm25": _ids(c.bm25), "dense": _ids(c.dense), "turn": _ids(c.turn), "cue": _ids(cue)}
     return [RecalledScene(id=s, title=None, time=None, score=score, via=c.via[s],
