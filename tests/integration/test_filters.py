@@ -62,12 +62,12 @@ def test_a_filtered_packed_recall_lists_first_what_the_filtered_unpacked_recall_
     queries = (QUERY, "When did Bob adopt his greyhound Biscuit?",
                "Travelling for two weeks soon, who could mind things at home meanwhile?")
     for k in (1, 2):
-        for speakers in (["Alice"], ["Bob"]):
+        for only in ({"speakers": ["Alice"]}, {"speakers": ["Bob"]}, {"since": "2023-06-01"}):   # June empties s1, s4
             for query in queries:
                 cfg = dataclasses.replace(team.settings.retrieval, k_scenes=k)
-                whole = [s.id for s in team.recall(query, speakers=speakers, settings=cfg).scenes]
-                packed = team.recall(query, speakers=speakers, settings=dataclasses.replace(cfg, budget_tokens=2000))
-                assert [s.id for s in packed.scenes][:len(whole)] == whole, (k, speakers, query)
+                whole = [s.id for s in team.recall(query, settings=cfg, **only).scenes]
+                packed = team.recall(query, settings=dataclasses.replace(cfg, budget_tokens=2000), **only)
+                assert [s.id for s in packed.scenes][:len(whole)] == whole, (k, only, query)
 
 
 @pytest.mark.parametrize("args, message", [

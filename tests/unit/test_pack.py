@@ -90,6 +90,13 @@ def with_lane() -> Recall:
     return r
 
 
+def test_a_budget_that_cannot_hold_the_opening_line_packs_nothing_not_even_a_short_item():
+    r = recall()
+    r.items, r.scenes, r.recent = [RecalledItem("i0", "x", "atomic", ["s1"], 0.5, ["scene"], {})], [], []
+    packed = packer.pack(r, 6, count, ["Ana", "Ben"])   # the opening line is 7 words; the item's section 6
+    assert packed.items == [] and format_evidence(dataclasses.replace(packed, persona=[]), ["Ana", "Ben"]) == ""
+
+
 @pytest.mark.parametrize("budget", [30, 60, 100, 160, 250, 1000])
 def test_with_a_turn_lane_the_evidence_never_exceeds_the_budget(budget):
     packed = packer.pack(with_lane(), budget, count, ["Ana", "Ben"])

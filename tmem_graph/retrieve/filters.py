@@ -82,6 +82,13 @@ class TurnFilter:
             scene.excerpt = scene.excerpt or len(kept) < len(scene.turns)
             scene.turns = kept
         emptied = {s.id for s in recall.scenes + recall.cue if not s.turns}
+        known = {s.id for s in recall.scenes + recall.cue}
+        unseen = [key for key in recall.ranked if key not in known][:listed]   # ranked, but not loaded here
+        if unseen:
+            held_by = turns_of([], unseen)[1]
+            told = turns_of(sorted({t for ts in held_by.values() for t in ts}), [])[0]
+            emptied |= {key for key in unseen if not any(t in told and self.admits(*told[t])
+                                                         for t in held_by.get(key, []))}
         recall.ranked = [key for key in recall.ranked if key not in emptied][:listed]
         recall.scenes = [s for s in recall.scenes if s.turns][:cfg.k_scenes]
         recall.cue = [s for s in recall.cue if s.turns]
