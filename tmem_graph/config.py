@@ -66,7 +66,7 @@ class RetrievalSettings:
     cue_in_fusion: bool = True  # SceneCue / TrigRecall rankings join the final fusion of their layer
     fusion: str = "lanes"     # final fusion of the scene and item layers, one of FUSIONS (docs/retrieval.md)
     associative_share: float = 0.4   # share of a layer's budget the associative lane keeps ("lanes")
-    associative_first: bool = False  # the associative lane takes the first place ("lanes"; a weak match's default)
+    associative_first: bool = False  # the scenes' associative lane takes the first place ("lanes"; weak default)
     cue_fusion: str = "strongest"    # how SceneCue fuses its channels, one of CUE_FUSIONS
     budget_tokens: int | None = None  # one evidence budget the packer fills (retrieve/pack.py); None: kS, kI
     # the evidence budget of what an answer model reads (`ask`, `tmem eval`) when `budget_tokens`

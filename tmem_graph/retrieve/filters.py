@@ -70,12 +70,13 @@ class TurnFilter:
         return replace(cfg, k_scenes=deeper(cfg.k_scenes), k_items=deeper(cfg.k_items), k_recent=deeper(cfg.k_recent))
 
     def apply(self, recall: Recall, cfg: RetrievalSettings,
-              turns_of: Callable[[list[str], list[str]], tuple[dict, dict]], listed: int | None = None) -> Recall:
+              turns_of: Callable[[list[str], list[str]], tuple[dict, dict]], listed: int) -> Recall:
         """`recall` (ranked with `widened` settings) with only what the filter admits, cut to
         `cfg`'s budgets. `turns_of(turn_ids, scene_ids)` answers ({turn id: (speaker, time)},
-        {scene id: [turn ids]}) for the items' sources. A packed recall's `ranked` (the scenes
-        the recall without a budget hands over, ranked as deep as `widened`) loses the scenes
-        left without a turn and is cut to `listed`, as that recall's scenes are."""
+        {scene id: [turn ids]}) for the items' sources and the ranked scenes not loaded here. A
+        packed recall's `ranked` (the scenes the recall without a budget hands over, ranked as
+        deep as `widened`) loses the scenes left without a turn and is cut to `listed`, as that
+        recall's scenes are."""
         admit = lambda t: self.admits(t.get("speaker"), t.get("time"))  # noqa: E731
         for scene in recall.scenes + recall.cue:
             kept = [t for t in scene.turns if admit(t)]
@@ -84,25 +85,21 @@ class TurnFilter:
         emptied = {s.id for s in recall.scenes + recall.cue if not s.turns}
         known = {s.id for s in recall.scenes + recall.cue}
         unseen = [key for key in recall.ranked if key not in known][:listed]   # ranked, but not loaded here
-        if unseen:
-            held_by = turns_of([], unseen)[1]
-            told = turns_of(sorted({t for ts in held_by.values() for t in ts}), [])[0]
-            emptied |= {key for key in unseen if not any(t in told and self.admits(*told[t])
-                                                         for t in held_by.get(key, []))}
-        recall.ranked = [key for key in recall.ranked if key not in emptied][:listed]
         recall.scenes = [s for s in recall.scenes if s.turns][:cfg.k_scenes]
         recall.cue = [s for s in recall.cue if s.turns]
         ids = sorted({t for i in recall.items for t in i.turn_ids})
-        scene_ids = sorted({s for i in recall.items if not i.turn_ids for s in i.scene_ids})
-        said, held = turns_of(ids, scene_ids) if recall.items else ({}, {})
+        scene_ids = sorted({s for i in recall.items if not i.turn_ids for s in i.scene_ids} | set(unseen))
+        said, held = turns_of(ids, scene_ids) if recall.items or unseen else ({}, {})
         if held:
             said = {**said, **turns_of(sorted({t for ts in held.values() for t in ts}), [])[0]}
+        admitted = lambda t: t in said and self.admits(*said[t])  # noqa: E731
+        emptied |= {key for key in unseen if not any(admitted(t) for t in held.get(key, []))}
+        recall.ranked = [key for key in recall.ranked if key not in emptied][:listed]
 
         def sources(item) -> list[str]:
             return item.turn_ids or [t for s in item.scene_ids for t in held.get(s, [])]
 
-        recall.items = [i for i in recall.items
-                        if any(t in said and self.admits(*said[t]) for t in sources(i))][:cfg.k_items]
+        recall.items = [i for i in recall.items if any(admitted(t) for t in sources(i))][:cfg.k_items]
         recall.recent = [t for t in recall.recent if self.admits(t.speaker, t.time)][:cfg.k_recent]
         recall.lane = [t for t in recall.lane if self.admits(t.speaker, t.time)]
         if self.speakers is not None:
