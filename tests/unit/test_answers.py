@@ -122,6 +122,8 @@ def test_the_compact_evidence_puts_facts_first_and_days_only_when_asked():
     assert "Ana: I will skip the oysters, my stomach never handles them." in undated
     assert "2024" not in undated and "April" not in undated
     assert "(2 April 2024)" in compact_evidence(recall, ["Ana", "Ben"], dated=True)
+    recall.scenes, recall.items, recall.recent, recall.persona = [], [], [], []
+    assert compact_evidence(recall, ["Ana", "Ben"], dated=True) == ""   # not the opening line alone
     assert all(asks_when(q) for q in ["When is Ana's class?", "How long has Mel been married?",
                                       "In which year did Ben move?", "What date is the party?"])
     assert not any(asks_when(q) for q in ["Where should we eat?", "What did Caroline research?",

@@ -214,7 +214,11 @@ def compact_evidence(recall: Recall, speakers: list[str], dated: bool) -> str:
     the memory anticipated would matter in a situation like the question's), then the other
     items, what is known of the speakers, and the other scenes' dialogue. Days only when
     `dated` (the question asks when), on every line so that a copied line keeps its day: a
-    1.5B model handed a day it was not asked for answers with it."""
+    1.5B model handed a day it was not asked for answers with it. Empty, as `format_evidence`
+    is, when the recall holds nothing."""
+    if not (recall.scenes or recall.items or recall.recent or recall.persona):
+        return ""
+
     def item(i: RecalledItem) -> str:
         return f"- {i.text}" + (f" ({day(i.time)})" if dated and i.time else "")
 

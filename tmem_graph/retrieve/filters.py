@@ -66,7 +66,7 @@ class TurnFilter:
     def widened(self, cfg: RetrievalSettings) -> RetrievalSettings:
         """The settings to rank with: every budget `WIDEN` times deeper, and at least as deep as
         each channel's ranking (`candidates`), the cut coming after."""
-        deeper = lambda k: min(MAX_BUDGET, max(k * WIDEN, cfg.candidates))  # noqa: E731
+        deeper = lambda k: k and min(MAX_BUDGET, max(k * WIDEN, cfg.candidates))  # noqa: E731 - 0 stays 0
         return replace(cfg, k_scenes=deeper(cfg.k_scenes), k_items=deeper(cfg.k_items), k_recent=deeper(cfg.k_recent))
 
     def apply(self, recall: Recall, cfg: RetrievalSettings,
@@ -85,8 +85,8 @@ class TurnFilter:
         emptied = {s.id for s in recall.scenes + recall.cue if not s.turns}
         known = {s.id for s in recall.scenes + recall.cue}
         unseen = [key for key in recall.ranked if key not in known][:listed]   # ranked, but not loaded here
-        recall.scenes = [s for s in recall.scenes if s.turns][:cfg.k_scenes]
         recall.cue = [s for s in recall.cue if s.turns]
+        standing = [s for s in recall.scenes if s.turns]
         ids = sorted({t for i in recall.items for t in i.turn_ids})
         scene_ids = sorted({s for i in recall.items if not i.turn_ids for s in i.scene_ids} | set(unseen))
         said, held = turns_of(ids, scene_ids) if recall.items or unseen else ({}, {})
@@ -95,6 +95,8 @@ class TurnFilter:
         admitted = lambda t: t in said and self.admits(*said[t])  # noqa: E731
         emptied |= {key for key in unseen if not any(admitted(t) for t in held.get(key, []))}
         recall.ranked = [key for key in recall.ranked if key not in emptied][:listed]
+        first = set(recall.ranked)   # listed first when packed: kept past the cut, as the packer reads them
+        recall.scenes = standing[:cfg.k_scenes] + [s for s in standing[cfg.k_scenes:] if s.id in first]
 
         def sources(item) -> list[str]:
             return item.turn_ids or [t for s in item.scene_ids for t in held.get(s, [])]
