@@ -55,3 +55,19 @@ def pct(values: list[float], p: float) -> float:
 
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
+
+
+def locomo_queries(sample_id: str, count: int, plus_base: str | None = None) -> list[str]:
+    """The first `count` LoCoMo questions of `sample_id`, interleaved with the first `count`
+    LoCoMo-Plus dev probes of `plus_base` when given (their queries are the weak matches), so
+    that both kinds see the same load."""
+    from tmem_graph.evaluate import data as ev
+
+    samples = ev.load(ev.data_dir() / "locomo10.json")
+    sample = next(s for s in samples if s["sample_id"] == sample_id)
+    questions = [q["question"] for q in sample["qa"]][:count]
+    if plus_base:
+        probes = [p.query for p in ev.base_probes(ev.load(ev.data_dir() / "locomo_plus_dev.json"), samples,
+                                                  plus_base)][:count]
+        questions = [q for pair in zip(questions, probes) for q in pair]
+    return questions

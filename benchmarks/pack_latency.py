@@ -30,10 +30,9 @@ import statistics
 import time
 from pathlib import Path
 
-from benchmarks._common import load_average, machine
+from benchmarks._common import load_average, locomo_queries, machine
 from tmem_graph import api, config
 from tmem_graph.config import RetrievalSettings
-from tmem_graph.evaluate import data as ev
 
 
 def _shares(text: str) -> tuple[float, float]:
@@ -65,13 +64,7 @@ def main() -> None:
     ap.add_argument("--plus-base", help="add the LoCoMo-Plus dev probes of this base conversation")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
-    samples = ev.load(ev.data_dir() / "locomo10.json")
-    sample = next(s for s in samples if s["sample_id"] == args.sample)
-    questions = [q["question"] for q in sample["qa"]][:args.queries]
-    if args.plus_base:   # interleaved with the questions, so that both kinds see the same load
-        probes = [p.query for p in ev.base_probes(ev.load(ev.data_dir() / "locomo_plus_dev.json"), samples,
-                                                  args.plus_base)][:args.queries]
-        questions = [q for pair in zip(questions, probes) for q in pair]
+    questions = locomo_queries(args.sample, args.queries, args.plus_base)
     memory = api.Memory(args.memory)
     depths, shares = len(args.scene_tokens) > 1, len(args.lane_shares) > 1
     lanes, weak = len(args.lane_tokens) > 1, len(args.weak_matches) > 1
