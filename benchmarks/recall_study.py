@@ -399,15 +399,19 @@ def by_similarity(replay: Replay) -> Replay:
 
 def pointers(args) -> None:
     """The control of the weak match's pointers: cue handed at each budget with the product's
-    pointers (the Horizon family's order), with pointers drawn in similarity order, and by dense
-    over turns at the product's tokens (docs/retrieval.md, "Pointers, not turns")."""
-    print("| memory | Horizon pointers | one best turn per scene, by similarity | dense over turns |")
-    print("|---|---|---|---|")
+    pointers (`cue_from`'s list), with the Horizon family's order alone, with pointers drawn in
+    similarity order (the similarity order in the Horizon family's place, drawn from it alone),
+    and by dense over turns at the product's tokens (docs/retrieval.md, "Pointers, not turns")."""
+    print(f"| memory | pointers from `{RetrievalSettings().cue_from}` | from `horizon` | "
+          "one best turn per scene, by similarity | dense over turns |")
+    print("|---|---|---|---|---|")
     for memory, replay in load(sorted(args.dir.glob("*.trace.pkl"))).items():
         product = [replay.score(RetrievalSettings(budget_tokens=b)) for b in BUDGETS]
-        control = [by_similarity(replay).score(RetrievalSettings(budget_tokens=b)) for b in BUDGETS]
+        horizon = [replay.score(RetrievalSettings(budget_tokens=b, cue_from="horizon")) for b in BUDGETS]
+        similar = by_similarity(replay)
+        control = [similar.score(RetrievalSettings(budget_tokens=b, cue_from="horizon")) for b in BUDGETS]
         cells = [" / ".join(f"{f[k]:.3f}" for f in figures)
-                 for figures, k in ((product, "plus"), (control, "plus"), (product, "dense"))]
+                 for figures, k in ((product, "plus"), (horizon, "plus"), (control, "plus"), (product, "dense"))]
         print(f"| {memory} | " + " | ".join(cells) + " |")
 
 

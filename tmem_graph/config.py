@@ -75,9 +75,9 @@ class RetrievalSettings:
     lane_share: float = 0.4   # with a budget, the share the turn lane fills after the scenes and items (0: no lane)
     cue_share: float = 0.0    # with a budget, the share spent on pointers to the associative list's first scenes
                               # (`cue_from`), each by its best turn alone (docs/retrieval.md; 0: none)
-    cue_from: str = "horizon"   # the associative pass's list: "horizon" (the Horizon family's order),
-                                # "scenecue" (SceneCue: the triggers' and the dialogue's fusion) or an
-                                # RRF of those (and the scene vector's): one of CUE_LISTS
+    cue_from: str = "horizon+scenecue"   # the associative pass's list: "horizon" (the Horizon family's
+                                # order), "scenecue" (SceneCue: the triggers' and the dialogue's fusion)
+                                # or an RRF of those (and the scene vector's): one of CUE_LISTS
     lane_dense_weight: float = 1.0  # the turn lane's RRF weight of the passage cosine against BM25's 1
     joint_k0: int = 5         # the "joint" fusion: RRF with this k0 of the descriptive and the associative order
     # with a budget, the associative pass may open one scene of its list per this many tokens of

@@ -299,10 +299,11 @@ def test_a_packed_recall_never_hands_over_another_memorys_turns(memory, store, e
         store.drop("test-recall-other")
 
 
-def test_a_weak_match_hands_over_horizon_pointers(store, encoder, new_id, team_doc):
-    """A query nothing in memory resembles closely: packed, the Horizon family's first scenes are
-    pointed to by their best turn, under their own heading, and the turn lane is asked only when
-    the weak shares give it a part; a query close to a turn is packed as before, with no pointer."""
+def test_a_weak_match_hands_over_associative_pointers(store, encoder, new_id, team_doc):
+    """A query nothing in memory resembles closely: packed, the first scenes of the associative
+    list (`cue_from`: an RRF of the Horizon family's order and SceneCue's) are pointed to by
+    their best turn, under their own heading, and the turn lane is asked only when the weak
+    shares give it a part; a query close to a turn is packed as before, with no pointer."""
     team_doc["memory_id"] = new_id("weak")
     mem, _ = api.import_memory(team_doc, store=store, encoder=encoder)
     try:
@@ -310,7 +311,8 @@ def test_a_weak_match_hands_over_horizon_pointers(store, encoder, new_id, team_d
         weak = mem.recall("Travelling for two weeks soon, who could mind things at home meanwhile?", settings=cfg)
         assert weak.weak and weak.match < cfg.weak_match
         pointers = [s for s in weak.scenes if s.lane == "cue"]
-        assert pointers and all("horizon" in s.ranks and s.excerpt for s in pointers)
+        assert pointers and all(s.excerpt and s.ranks.get("cue") and set(s.via) <= {"horizon", "scene_trigger", "dialogue"}
+                                for s in pointers)
         assert CUE_HEADING in mem.evidence(weak)
         query = "Travelling for two weeks soon, who could mind things at home meanwhile?"
         vector = encoder.encode([query])[0]
