@@ -60,7 +60,9 @@ from tmem_graph.retrieve.select import (ItemCandidates, scene_cue, select_cue, s
 
 CACHE = Path("eval-out/study")
 BUDGETS = (500, 1000, 2000, 4000)
-WIDEST = RetrievalSettings(budget_tokens=max(BUDGETS), cue_share=0.5, lane_share=0.4)
+# traced as deep as any variant reads: a weak match's turn lane too, though the default gives it no share
+WIDEST = RetrievalSettings(budget_tokens=max(BUDGETS), cue_share=0.5, lane_share=0.4,
+                           weak_cue_share=0.5, weak_lane_share=0.4)
 TURN_COSINES = "MATCH (t:Turn {memory_id: $m}) WHERE t.embedding IS NOT NULL RETURN t.id AS id, t.embedding AS v"
 
 
