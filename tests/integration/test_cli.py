@@ -120,19 +120,22 @@ def test_recall_trace_shows_every_list_whole_and_the_ranks_are_positions_in_them
     src = tmp_path / "in.json"
     src.write_text(json.dumps(team_doc))
     assert tmem("import", str(src)).returncode == 0
-    # a weak match (pointers to the Horizon family's scenes) and a strong one (scenes, items, lane)
-    weak = [_check_trace(memory_id, query)
-            for query in ("Where could we take the team for dinner?", "When did Bob adopt his greyhound Biscuit?")]
-    assert weak == [True, False]
+    # a weak match (pointers to the associative list's scenes) and a strong one (scenes, items, lane),
+    # packed and unpacked (a weak match's associative lane is then a fusion of lists: "associative")
+    weak = [_check_trace(memory_id, query, budget)
+            for query in ("Where could we take the team for dinner?", "When did Bob adopt his greyhound Biscuit?")
+            for budget in ("600", None)]
+    assert weak == [True, True, False, False]
     refused = tmem("recall", memory_id, "team dinner", "--trace")
     assert refused.returncode != 0 and "--trace needs --json" in refused.stderr
 
 
-def _check_trace(memory_id: str, query: str) -> bool:
-    """`tmem recall --json --trace`: every list whole, positions from 1, and every rank of the
-    result a position in the list it names. Returns whether the query was a weak match."""
+def _check_trace(memory_id: str, query: str, budget: str | None) -> bool:
+    """`tmem recall --json --trace [--budget-tokens B]`: every list whole, positions from 1, and
+    every rank of the result a position in the list it names. Returns whether the query was a
+    weak match."""
     plain = json.loads(tmem("recall", memory_id, query, "--json").stdout)
-    out = tmem("recall", memory_id, query, "--json", "--trace", "--budget-tokens", "600")
+    out = tmem("recall", memory_id, query, "--json", "--trace", *(["--budget-tokens", budget] if budget else []))
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     trace = result["trace"]
@@ -150,6 +153,9 @@ def _check_trace(memory_id: str, query: str) -> bool:
         for name, rank in scene["ranks"].items():
             assert {e["id"]: e["position"] for e in lists[name]}[scene["id"]] == rank, (scene["id"], name)
         assert set(scene["via"]) <= set(trace["scenes"]["via"][scene["id"]]) | {"joint"}
+    if trace["weak"]:   # the fused list it ranked by is listed, and named in the ranks
+        fused = "pointers" if budget else "associative"
+        assert fused in lists and any(fused in scene["ranks"] for scene in result["scenes"])
     item_lists = trace["items"]["lists"]
     assert result["items"] or trace["weak"]   # a weak match's budget goes to pointers first
     assert all(item["ranks"] for item in result["items"])

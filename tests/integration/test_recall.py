@@ -311,8 +311,8 @@ def test_a_weak_match_hands_over_associative_pointers(store, encoder, new_id, te
         weak = mem.recall("Travelling for two weeks soon, who could mind things at home meanwhile?", settings=cfg)
         assert weak.weak and weak.match < cfg.weak_match
         pointers = [s for s in weak.scenes if s.lane == "cue"]
-        assert pointers and all(s.excerpt and s.ranks.get("cue") and set(s.via) <= {"horizon", "scene_trigger", "dialogue"}
-                                for s in pointers)
+        assert pointers and all(s.excerpt and s.ranks.get("pointers") and set(s.via) <= {"horizon", "scene_trigger",
+                                                                                        "dialogue"} for s in pointers)
         assert CUE_HEADING in mem.evidence(weak)
         query = "Travelling for two weeks soon, who could mind things at home meanwhile?"
         vector = encoder.encode([query])[0]

@@ -205,7 +205,7 @@ def test_the_associative_pass_takes_its_scenes_from_the_list_it_is_told():
     assert set(pick()) == {"h", "a"}   # by default an RRF of both: each list's first, b third in both sums
     fused = dataclasses.replace(cands, dense=[("b", 0.5)])   # the scene vector's order ranks b alone
     first = select_cue(fused, two(cue_from="horizon+scenecue+dense"))
-    assert [s.id for s in first][:1] == ["b"] and first[0].ranks["cue"] == 1   # an RRF of the three orders
+    assert [s.id for s in first][:1] == ["b"] and first[0].ranks["pointers"] == 1   # an RRF of the three orders
     listed = select_cue(fused, two(cue_from="horizon"))
     assert [s.id for s in listed] == ["b", "h"]   # Horizon's first two, listed in a weak match's unpacked order
     assert listed[0].ranks["horizon"] == 2

@@ -22,8 +22,8 @@ from ..store.lease import holder_gone, name_of
 from ..triggers import FAMILIES, ITEM, SCENE_FAMILIES
 from .lexical import CACHE, KINDS, Bm25, Lexicon, build, query_terms
 from .results import COMPONENTS, Recall, RecalledScene
-from .select import (ItemCandidates, SceneCandidates, best_per_scene, scene_cue, select_cue, select_items,
-                     select_lane, select_recent, select_scenes, top_topics, trig_recall)
+from .select import (ItemCandidates, SceneCandidates, best_per_scene, fused_orders, scene_cue, select_cue,
+                     select_items, select_lane, select_recent, select_scenes, top_topics, trig_recall)
 
 CONSISTENT_WAIT_S = 30.0  # how long a recall runs again while its memory keeps being written
 MAX_COMMIT_S = 600.0      # a `committing` mark whose lease lapsed still counts this long (a long commit)
@@ -215,6 +215,7 @@ class Cascade:
             cands = self._scene_candidates(off, first, cfg)
             result.scenes = select_scenes(cands, cfg)
             traced["scenes"] = cands
+            traced["scene_orders"] = fused_orders(cands, cfg)
             scene_ids = [s.id for s in result.scenes]
             cue = select_cue(cands, cfg)
             if self.cfg.budget_tokens is not None:   # the order the packed scenes are listed in first

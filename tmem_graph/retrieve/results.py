@@ -157,15 +157,17 @@ def _listed(scored) -> list[dict]:
 
 def trace_json(trace: dict, lane: list[LaneTurn]) -> dict:
     """Every list the final fusions saw, whole, with its scores (`position` is the place in that
-    list; a result's `ranks` are these positions), the candidate pools, how each candidate was
-    reached (`via`), and the turn lane (packed recalls only)."""
+    list; a result's `ranks` are these positions), the fused associative lists a recall ranked by
+    ("associative", "pointers": `select.fused_orders`), the candidate pools, how each candidate
+    was reached (`via`), and the turn lane (packed recalls only)."""
     out: dict = {}
     scenes = trace.get("scenes")
     if scenes is not None:
         out["scenes"] = {"pool": list(scenes.pool), "via": {k: list(v) for k, v in scenes.via.items()},
                          "lists": {"bm25": _listed(scenes.bm25), "dense": _listed(scenes.dense),
                                    "cue": _listed(scenes.cue), "turn": _listed(scenes.turn),
-                                   **{name: _listed(ranked) for name, ranked in scenes.cue_lists.items()}}}
+                                   **{name: _listed(ranked) for name, ranked in scenes.cue_lists.items()},
+                                   **{name: _listed(ranked) for name, ranked in trace.get("scene_orders", {}).items()}}}
     items = trace.get("items")
     if items is not None:
         out["items"] = {"pool": list(items.pool), "via": {k: list(v) for k, v in items.via.items()},

@@ -169,14 +169,41 @@ def associative(c: SceneCandidates, cfg: RetrievalSettings) -> Scored:
     return rrf(lists, cfg.cue_k0)
 
 
+def fused_orders(c: SceneCandidates, cfg: RetrievalSettings) -> dict[str, Scored]:
+    """The associative lists a recall ranks by that are fusions of other lists, under the names
+    its ranks give them: "associative", the associative lane's list as the final fusion reads
+    it (its order's first `cue_top` in the pool), when that order is not SceneCue's ("cue"); and
+    "pointers", the list the associative pass takes its scenes from, when it is a fusion
+    (`cue_from` an RRF order). A recall's trace lists them beside the lists they fuse."""
+    out = {}
+    if lane_list(c, cfg) == "associative":
+        out["associative"] = associative_lane(c, cfg)
+    if cfg.cue_scenes() and cfg.cue_from in ASSOCIATIVE_ORDERS and cfg.cue_from != "scenecue" \
+            and "horizon" in c.cue_lists:
+        out["pointers"] = associative(c, replace(cfg, associative_order=cfg.cue_from))
+    return out
+
+
+def lane_list(c: SceneCandidates, cfg: RetrievalSettings) -> str:
+    """The name of the associative lane's list in a scene's ranks: "cue" when it is SceneCue's
+    (whose first `cue_top` are all in the pool, so its places are SceneCue's), else "associative"."""
+    return "cue" if cfg.associative_order == "scenecue" or "horizon" not in c.cue_lists else "associative"
+
+
+def associative_lane(c: SceneCandidates, cfg: RetrievalSettings) -> Scored:
+    """The associative lane's list as the final fusion reads it: its order's first `cue_top`
+    that are in the pool."""
+    pool = set(c.pool)
+    return [(s, v) for s, v in associative(c, cfg)[:cfg.cue_top] if s in pool]
+
+
 def select_scenes(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene]:
     """The top k_scenes of the pool by the final fusion, each with `via` and its ranks."""
-    pool = set(c.pool)
-    cue = [(s, v) for s, v in associative(c, cfg)[:cfg.cue_top] if s in pool]
+    cue = associative_lane(c, cfg)
     lead = "associative" if cfg.associative_first else "descriptive"
     fused = fuse_layer(c.bm25, c.dense, cue, cfg.k_scenes, cfg, passages=c.turn, lead=lead)
     rankings = {**{n: _ids(r) for n, r in c.cue_lists.items()},
-                "bm25": _ids(c.bm25), "dense": _ids(c.dense), "turn": _ids(c.turn), "cue": _ids(cue)}
+                "bm25": _ids(c.bm25), "dense": _ids(c.dense), "turn": _ids(c.turn), lane_list(c, cfg): _ids(cue)}
     return [RecalledScene(id=s, title=None, time=None, score=score, via=c.via[s],
                           ranks=ranks_of(s, {n: r for n, r in rankings.items() if r}), turns=[], lane=lane)
             for s, score, lane in fused]
@@ -205,8 +232,8 @@ def select_cue(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene
     out = []
     for place, (s, score) in chosen:
         ranks = ranks_of(s, lists)   # its place in the list it came from is among them (horizon) or added
-        if not own:
-            ranks["cue"] = place
+        if not own:   # SceneCue's place ("cue"), or its place in the fused list the trace calls "pointers"
+            ranks["cue" if order == "scenecue" or "horizon" not in c.cue_lists else "pointers"] = place
         channels = [n for n in lists if ranks.get(n, cfg.cue_top + 1) <= cfg.cue_top]
         out.append(RecalledScene(id=s, title=None, time=None, score=score,
                                  via=channels or [min(lists, key=lambda n: ranks.get(n, len(c.cue) + 1))],
