@@ -215,7 +215,8 @@ class Cascade:
             cands = self._scene_candidates(off, first, cfg)
             result.scenes = select_scenes(cands, cfg)
             traced["scenes"] = cands
-            traced["scene_orders"] = fused_orders(cands, cfg)
+            if trace:   # the fused lists the ranks name, listed beside the lists they fuse
+                traced["scene_orders"] = fused_orders(cands, cfg)
             scene_ids = [s.id for s in result.scenes]
             cue = select_cue(cands, cfg)
             if self.cfg.budget_tokens is not None:   # the order the packed scenes are listed in first

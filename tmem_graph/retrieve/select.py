@@ -178,10 +178,20 @@ def fused_orders(c: SceneCandidates, cfg: RetrievalSettings) -> dict[str, Scored
     out = {}
     if lane_list(c, cfg) == "associative":
         out["associative"] = associative_lane(c, cfg)
-    if cfg.cue_scenes() and cfg.cue_from in ASSOCIATIVE_ORDERS and cfg.cue_from != "scenecue" \
-            and "horizon" in c.cue_lists:
+    if cfg.cue_scenes() and pointer_list(c, cfg) == "pointers":
         out["pointers"] = associative(c, replace(cfg, associative_order=cfg.cue_from))
     return out
+
+
+def pointer_list(c: SceneCandidates, cfg: RetrievalSettings) -> str | None:
+    """The name of the list a pointed scene's place is in: None when it is the Horizon family's
+    own order (its place is its "horizon" rank), "cue" when it is SceneCue's (`cue_from`
+    "scenecue", or any order once the Horizon family is off), else "pointers" (an RRF order)."""
+    if cfg.cue_from in c.cue_lists:
+        return None
+    if cfg.cue_from not in ASSOCIATIVE_ORDERS or cfg.cue_from == "scenecue" or "horizon" not in c.cue_lists:
+        return "cue"
+    return "pointers"
 
 
 def lane_list(c: SceneCandidates, cfg: RetrievalSettings) -> str:
@@ -229,11 +239,12 @@ def select_cue(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene
     chosen = list(enumerate(source[:depth], 1))
     listed = {s: n for n, (s, _) in enumerate(listing)}
     chosen.sort(key=lambda pair: listed.get(pair[1][0], len(listed)))   # stable: unlisted ones keep their order
+    named = pointer_list(c, cfg)   # its place in the list it came from, under that list's name in the trace
     out = []
     for place, (s, score) in chosen:
         ranks = ranks_of(s, lists)   # its place in the list it came from is among them (horizon) or added
-        if not own:   # SceneCue's place ("cue"), or its place in the fused list the trace calls "pointers"
-            ranks["cue" if order == "scenecue" or "horizon" not in c.cue_lists else "pointers"] = place
+        if named:
+            ranks[named] = place
         channels = [n for n in lists if ranks.get(n, cfg.cue_top + 1) <= cfg.cue_top]
         out.append(RecalledScene(id=s, title=None, time=None, score=score,
                                  via=channels or [min(lists, key=lambda n: ranks.get(n, len(c.cue) + 1))],
