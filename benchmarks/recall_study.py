@@ -300,12 +300,14 @@ def render(report: dict) -> str:
 def compare(args) -> None:
     """Two trace folders (one per encoder) side by side at the product's default constants: per
     memory traced in both and per budget, the cue handed and dense's, evidence recall and the
-    best flat baseline's, and S@5 at the unpacked default."""
+    best flat baseline's, S@5 at the unpacked default, and the objective constants are chosen by
+    (`objective`, in points): with a setting that only a trace can change (the two folders traced
+    under its two values), the choice leave-one-memory-out is read off that column."""
     sides = [load(sorted(d.glob("*.trace.pkl"))) for d in args.dirs]
     settings = args.settings or [{}, {}]
     print("| memory | traces | cue handed (dense) at 500 / 1,000 / 2,000 / 4,000 | "
-          "LoCoMo recall (best flat) at the same budgets | S@5 |")
-    print("|---|---|---|---|---|")
+          "LoCoMo recall (best flat) at the same budgets | S@5 | objective |")
+    print("|---|---|---|---|---|---|")
     for memory in sorted(set(sides[0]) & set(sides[1])):
         for d, side, changes in zip(args.dirs, sides, settings):
             replay = side[memory]
@@ -314,7 +316,8 @@ def compare(args) -> None:
                                            for f in figures)
             s5 = replay.score(RetrievalSettings(**changes))["s5"]
             print(f"| {memory} | {d} | {cell('plus', 'dense')} | {cell('locomo', 'flat')} | "
-                  f"{'–' if s5 is None else format(s5, '.3f')} |")
+                  f"{'–' if s5 is None else format(s5, '.3f')} | "
+                  f"{100 * objective(dict(zip(BUDGETS, figures))):.2f} |")
 
 
 # The fusions compared beside the single lists (`channels`): the default and the other rules of

@@ -23,13 +23,17 @@ DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 FUSIONS = ("lanes", "joint", "rrf", "rrf_tail", "score")
 MAX_BUDGET = 10_000   # the largest budget or depth a recall accepts (queries stay bounded)
 CUE_FUSIONS = ("strongest", "rrf")
-# the associative lane's order in the final scene fusion: SceneCue's, or an RRF (k0 = cue_k0) of
-# the Horizon family's order and SceneCue's, and of those and the scene vector's (the pool by the
-# cosine of a scene's title, summary and narrative)
-ASSOCIATIVE_ORDERS = ("scenecue", "horizon+scenecue", "horizon+scenecue+dense")
-# where the associative pass takes its scenes from: the Horizon family's own order, or one of the
-# associative orders
-CUE_LISTS = ("horizon",) + ASSOCIATIVE_ORDERS
+# how a scene the Horizon family's search reached is scored: by its best view, or by the mean of
+# all its Horizon views (docs/retrieval.md, "A scene's Horizon views vote")
+HORIZON_VIEWS = ("best", "mean")
+# the associative lane's order in the final scene fusion: SceneCue's, the Horizon family's own, an
+# RRF (k0 = cue_k0) of the Horizon family's order and SceneCue's, and of those and the scene
+# vector's (the pool by the cosine of a scene's title, summary and narrative), or the Horizon
+# family's scores and the scene vector's fused as SceneCue fuses its channels (`strongest`: a
+# scene ranked by the list where it stands out most)
+ASSOCIATIVE_ORDERS = ("scenecue", "horizon", "horizon+scenecue", "horizon+scenecue+dense", "strongest(horizon,dense)")
+# where the associative pass takes its scenes from: one of the associative orders
+CUE_LISTS = ASSOCIATIVE_ORDERS
 MAX_BUDGET_TOKENS = 100_000   # the largest evidence budget a recall accepts
 # with a token budget, the cascade picks one scene per this many tokens (at least kS; chosen on the
 # budget curve of the whole of conv-26, docs/evaluation.md "The whole conversation")
@@ -68,6 +72,7 @@ class RetrievalSettings:
     associative_share: float = 0.4   # share of a layer's budget the associative lane keeps ("lanes")
     associative_first: bool = False  # the scenes' associative lane takes the first place ("lanes"; weak default)
     cue_fusion: str = "strongest"    # how SceneCue fuses its channels, one of CUE_FUSIONS
+    horizon_views: str = "mean"      # a scene's Horizon score: its views' mean or its best view, one of HORIZON_VIEWS
     budget_tokens: int | None = None  # one evidence budget the packer fills (retrieve/pack.py); None: kS, kI
     # the evidence budget of what an answer model reads (`ask`, `tmem eval`) when `budget_tokens`
     # is not set: packed evidence is the default answer evidence (docs/retrieval.md); None: kS, kI
@@ -75,9 +80,10 @@ class RetrievalSettings:
     lane_share: float = 0.4   # with a budget, the share the turn lane fills after the scenes and items (0: no lane)
     cue_share: float = 0.0    # with a budget, the share spent on pointers to the associative list's first scenes
                               # (`cue_from`), each by its best turn alone (docs/retrieval.md; 0: none)
-    cue_from: str = "horizon+scenecue"   # the associative pass's list: "horizon" (the Horizon family's
-                                # order), "scenecue" (SceneCue: the triggers' and the dialogue's fusion)
-                                # or an RRF of those (and the scene vector's): one of CUE_LISTS
+    cue_from: str = "strongest(horizon,dense)"   # the associative pass's list, one of CUE_LISTS: the
+                                # Horizon family's and the scene vector's scores by the strongest rule
+                                # (default), "horizon" (the Horizon family's order), "scenecue"
+                                # (SceneCue's) or an RRF of those (and the scene vector's)
     lane_dense_weight: float = 1.0  # the turn lane's RRF weight of the passage cosine against BM25's 1
     joint_k0: int = 5         # the "joint" fusion: RRF with this k0 of the descriptive and the associative order
     # with a budget, the associative pass may open one scene of its list per this many tokens of
@@ -97,7 +103,7 @@ class RetrievalSettings:
     weak_lane_share: float = 0.0
     weak_lane_dense_weight: float = 100.0
     associative_order: str = "scenecue"   # the associative lane's order (one of ASSOCIATIVE_ORDERS) ...
-    weak_associative_order: str = "horizon+scenecue+dense"   # ... and a weak match's, which also lists
+    weak_associative_order: str = "strongest(horizon,dense)"   # ... and a weak match's, which also lists
                                                              # the packed pointers (docs/retrieval.md)
 
     def __post_init__(self) -> None:
@@ -115,6 +121,8 @@ class RetrievalSettings:
             raise ConfigError(f"fusion {self.fusion!r}: choose from {', '.join(FUSIONS)}")
         if self.cue_fusion not in CUE_FUSIONS:
             raise ConfigError(f"cue_fusion {self.cue_fusion!r}: choose from {', '.join(CUE_FUSIONS)}")
+        if self.horizon_views not in HORIZON_VIEWS:
+            raise ConfigError(f"horizon_views {self.horizon_views!r}: choose from {', '.join(HORIZON_VIEWS)}")
         if self.budget_tokens is not None and (isinstance(self.budget_tokens, bool)
                                                or not isinstance(self.budget_tokens, int)
                                                or not 1 <= self.budget_tokens <= MAX_BUDGET_TOKENS):

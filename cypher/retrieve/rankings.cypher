@@ -15,13 +15,14 @@
 // $families (the trigger families asked for); $past_commit (run the searches even though a
 // writer's `committing` mark is set: the caller knows it is stale; otherwise a recall that finds
 // a commit under way gets the state alone); view depths $scene_limit, $horizon_limit,
-// $item_limit, $lane_limit; $speaker (null: every persona).
+// $item_limit, $lane_limit; $horizon_mean (boolean); $speaker (null: every persona).
 // Columns: exists, version, committing, host, pid (the memory's state); the rankings
 // topic_dense, scene_dense, dialogue, lane_dense (the $lane_limit turns nearest the query by
 // their passage embedding, of those a scene holds, with their scenes in lane_dense_scenes: pending
 // ones take places and are left out; only in a memory marked `turn_passages`, whose every turn has
 // a passage embedding; the cascade's turn channel ranks scenes by their best one),
-// scene_trigger and horizon (each scene's best view), item_dense, scene_cosine (every scene some
+// scene_trigger (each scene's best view) and horizon (each scene's best view, or with $horizon_mean
+// the mean of its views), item_dense, scene_cosine (every scene some
 // ranking or ranked topic reached); topic_ids with topic_scenes (the scenes of every ranked
 // topic); recent_dense (the turns no scene holds yet, by exact cosine) and recent_texts
 // ([id, text] of each of them, for the caller's BM25); the item trigger views as item_views
@@ -95,7 +96,17 @@ CALL (exists, committing) {
     SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
                  WHERE v.memory_id = $memory_id AND v.family = 'horizon' LIMIT $horizon_limit)
     SCORE AS score
-  WITH v.host_id AS host, max(score) AS score ORDER BY score DESC, host
+  WITH v.host_id AS host, max(score) AS best, head(collect(v)) AS view
+  // $horizon_mean: a scene the search reached scores the mean of all its Horizon views (exact
+  // cosines, its views found through its TRIGGERS links), not its best one
+  OPTIONAL CALL (view) {
+    WITH view WHERE $horizon_mean
+    MATCH (view)-[:TRIGGERS]->(scene:Scene)
+    MATCH (w:Trigger)-[:TRIGGERS]->(scene)   // a MATCH of its own: the view itself is one of them
+    WHERE w.family = 'horizon'
+    RETURN avg(vector.similarity.cosine(w.embedding, $vector)) AS mean
+  }
+  WITH host, coalesce(mean, best) AS score ORDER BY score DESC, host
   RETURN collect(host) AS horizon_ids, collect(score) AS horizon_scores
 }
 CALL (exists, committing) {

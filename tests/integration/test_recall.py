@@ -59,6 +59,32 @@ def test_horizon_reaches_a_scene_the_query_shares_no_word_with(memory):
     assert "td-s4" not in scene_ids(memory.recall(HORIZON_QUERY, without=["horizon"]))
 
 
+def test_a_scene_s_horizon_score_is_the_mean_of_all_its_views(memory, encoder):
+    """The Horizon channel scores each scene its search reached by the mean cosine of all the
+    scene's Horizon views (`horizon_views` "mean", the default), views the search did not return
+    among them; "best" by its best view. Checked against the views' embeddings read back."""
+    vector = encoder.encode([HORIZON_QUERY])[0]
+    with memory.store.session("READ") as session:
+        rows = session.run("MATCH (v:Trigger {memory_id: $m}) WHERE v.family = 'horizon' "
+                           "RETURN v.host_id AS host, v.embedding AS e", m=memory.pid).data()
+    views: dict[str, list[float]] = {}
+    for row in rows:
+        cos = sum(a * b for a, b in zip(row["e"], vector)) / (
+            sum(a * a for a in row["e"]) ** 0.5 * sum(b * b for b in vector) ** 0.5)
+        views.setdefault(row["host"], []).append((1.0 + cos) / 2.0)   # Neo4j's [0, 1] scale
+    assert any(len(v) > 1 for v in views.values())   # the two rules differ only with several views
+    lists = {}
+    for rule, expect in (("mean", lambda v: sum(v) / len(v)), ("best", max)):
+        cascade = Cascade(memory.store, RetrievalSettings(horizon_views=rule))
+        ranked = cascade.recall(memory.pid, HORIZON_QUERY, vector, trace=True).trace["scenes"].cue_lists["horizon"]
+        assert ranked and [s for _, s in ranked] == sorted((s for _, s in ranked), reverse=True)
+        for host, score in ranked:
+            assert score == pytest.approx(expect(views[host]), abs=1e-5), (rule, host)
+        lists[rule] = ranked
+    assert {h for h, _ in lists["mean"]} == {h for h, _ in lists["best"]}   # the same scenes, scored apart
+    assert [h for h, _ in lists["mean"]] != [h for h, _ in lists["best"]]
+
+
 def test_the_fusion_before_lanes_loses_it_to_the_presence_penalty(memory, settings):
     """Horizon ranks td-s4 first, yet plain RRF of BM25, dense and SceneCue drops it: scenes
     present in more lists outvote it (docs/retrieval.md, "Fusion")."""
@@ -301,7 +327,7 @@ def test_a_packed_recall_never_hands_over_another_memorys_turns(memory, store, e
 
 def test_a_weak_match_hands_over_associative_pointers(store, encoder, new_id, team_doc):
     """A query nothing in memory resembles closely: packed, the first scenes of the associative
-    list (`cue_from`: an RRF of the Horizon family's order and SceneCue's) are pointed to by
+    list (`cue_from`: the Horizon family's and the scene vector's scores by the strongest rule) are pointed to by
     their best turn, under their own heading, and the turn lane is asked only when the weak
     shares give it a part; a query close to a turn is packed as before, with no pointer."""
     team_doc["memory_id"] = new_id("weak")

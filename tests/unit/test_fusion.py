@@ -13,7 +13,7 @@ import pytest
 from tmem_graph.config import RetrievalSettings
 from tmem_graph.errors import ConfigError
 from tmem_graph.retrieve.fuse import lanes, normalise, rrf, rrf_tail, standardise, strongest
-from tmem_graph.retrieve.select import (ItemCandidates, SceneCandidates, fuse_layer, scene_cue, select_cue,
+from tmem_graph.retrieve.select import (ItemCandidates, SceneCandidates, associative, fuse_layer, scene_cue, select_cue,
                                         select_items, select_scenes, trig_recall)
 
 # ten lexical decoys d0..d9 and the associative target "cue": BM25 ranks only the decoys (the
@@ -154,7 +154,8 @@ def test_select_items_uses_the_trigger_lane():
                                               ({"associative_share": 1.5}, "associative_share 1.5"),
                                               ({"lane_share": 1.0}, "lane_share 1.0"),
                                               ({"lane_share": "half"}, "lane_share 'half'"),
-                                              ({"cue_from": "items"}, "cue_from 'items'")])
+                                              ({"cue_from": "items"}, "cue_from 'items'"),
+                                              ({"horizon_views": "max"}, "horizon_views 'max'")])
 def test_settings_refuse_unknown_fusions(changes, message):
     with pytest.raises(ConfigError, match=message):
         RetrievalSettings(**changes)
@@ -200,18 +201,23 @@ def test_the_associative_pass_takes_its_scenes_from_the_list_it_is_told():
     cands = SceneCandidates(bm25=[], dense=[], cue=[("a", 1.0), ("b", 0.9), ("h", 0.5)], cue_lists=lists, via={})
     two = functools.partial(RetrievalSettings, budget_tokens=1000, cue_share=0.08, opening_tokens=40)  # 80 / 40: two
     pick = lambda **kw: [s.id for s in select_cue(cands, two(**kw))]  # noqa: E731
-    assert pick(cue_from="scenecue") == ["a", "b"]   # two places: SceneCue's first two
+    assert set(pick(cue_from="scenecue")) == {"a", "b"}   # two places: SceneCue's first two
     assert pick(cue_from="horizon") == ["h", "b"]    # the Horizon family's own order
-    assert set(pick()) == {"h", "a"}   # by default an RRF of both: each list's first, b third in both sums
-    fused = dataclasses.replace(cands, dense=[("b", 0.5)])   # the scene vector's order ranks b alone
+    # by default the Horizon family's and the scene vector's scores by the strongest rule: with no
+    # scene vector, the Horizon family's order
+    assert pick() == pick(cue_from="horizon")
+    assert set(pick(cue_from="horizon+scenecue")) == {"h", "a"}   # an RRF of both: each list's first, b third
+    fused = dataclasses.replace(cands, dense=[("b", 0.9), ("h", 0.1), ("a", 0.1)])   # the scene vector: b far ahead
     first = select_cue(fused, two(cue_from="horizon+scenecue+dense"))
     assert [s.id for s in first][:1] == ["b"] and first[0].ranks["pointers"] == 1   # an RRF of the three orders
+    default = select_cue(fused, two())   # b stands out in the scene vector, h in the Horizon family
+    assert [s.id for s in default] == ["b", "h"] and default[0].ranks["pointers"] == 1
     listed = select_cue(fused, two(cue_from="horizon"))
     assert [s.id for s in listed] == ["b", "h"]   # Horizon's first two, listed in a weak match's unpacked order
     assert listed[0].ranks["horizon"] == 2
     scene = select_cue(cands, two(cue_from="horizon"))[0]
     assert scene.lane == "cue" and scene.ranks == {"horizon": 1, "dialogue": 2} and "horizon" in scene.via
-    first = select_cue(cands, two(cue_from="scenecue"))[0]
+    first = next(s for s in select_cue(cands, two(cue_from="scenecue")) if s.id == "a")   # SceneCue's first
     assert first.ranks == {"dialogue": 1, "horizon": 3, "cue": 1}   # SceneCue's own place as "cue"
 
 
@@ -277,15 +283,34 @@ def test_a_weak_match_orders_the_associative_lane_by_the_horizon_family_scenecue
     dense = [("d0", 0.9), ("c", 0.6), ("b", 0.55), ("a", 0.5), ("h", 0.1)]
     cands = SceneCandidates(bm25=[("d0", 3.0)], dense=dense, cue=[("a", 1.0), ("b", 0.9), ("c", 0.6), ("h", 0.5)],
                             cue_lists=lists, via={k: ["topic"] for k, _ in dense})
-    cfg = RetrievalSettings(k_scenes=3, weak_match=0.75, associative_share=0.5, weak_associative_share=0.5)
+    cfg = RetrievalSettings(k_scenes=3, weak_match=0.75, associative_share=0.5, weak_associative_share=0.5,
+                            weak_associative_order="horizon+scenecue+dense")
     weak = cfg.split_for(0.5)
-    assert weak.associative_order == "horizon+scenecue+dense" == RetrievalSettings().weak_associative_order
+    assert weak.associative_order == "horizon+scenecue+dense"
     # and lists the associative lane's first scene first (the same scenes: docs/retrieval.md)
     assert [s.id for s in select_scenes(cands, weak)] == ["b", "d0", "c"]
     assert [s.id for s in select_scenes(cands, dataclasses.replace(weak, associative_order="horizon+scenecue"))] \
         == ["b", "d0", "h"]
     assert [s.id for s in select_scenes(cands, dataclasses.replace(weak, associative_first=False))] == ["d0", "b", "c"]
     assert [s.id for s in select_scenes(cands, cfg.split_for(0.9))] == ["d0", "a", "b"]   # strong: SceneCue's
+
+
+def test_a_weak_match_orders_the_associative_lane_by_the_strongest_of_the_horizon_family_and_the_scene_vector():
+    # the default weak order: each scene by its best standard score over the Horizon family's
+    # scores and the scene vector's (SceneCue's own rule): "h", far ahead in the Horizon family
+    # and last by its scene vector, comes first; an RRF of the same two orders prefers "c" and
+    # "b", which both rank moderately, and leaves "h" out of the three places
+    lists = {"dialogue": [("a", 0.9)], "horizon": [("h", 0.9), ("b", 0.6), ("c", 0.58), ("e", 0.57)]}
+    dense = [("d0", 0.9), ("c", 0.6), ("b", 0.55), ("a", 0.5), ("e", 0.2), ("h", 0.1)]
+    cands = SceneCandidates(bm25=[("d0", 3.0)], dense=dense, cue=[("a", 1.0), ("b", 0.9), ("c", 0.6), ("h", 0.5)],
+                            cue_lists=lists, via={k: ["topic"] for k, _ in dense})
+    cfg = RetrievalSettings(k_scenes=3, weak_match=0.75, associative_share=0.5, weak_associative_share=0.5)
+    weak = cfg.split_for(0.5)
+    assert weak.associative_order == "strongest(horizon,dense)" == RetrievalSettings().weak_associative_order
+    assert [key for key, _ in associative(cands, weak)][:3] == ["h", "d0", "c"]
+    assert [s.id for s in select_scenes(cands, weak)] == ["h", "d0", "c"]
+    rrf_order = dataclasses.replace(weak, associative_order="horizon+scenecue+dense")
+    assert "h" not in [s.id for s in select_scenes(cands, rrf_order)]
 
 
 def test_a_weak_match_orders_the_associative_lane_by_the_horizon_family_and_scenecue():
@@ -302,8 +327,11 @@ def test_a_weak_match_orders_the_associative_lane_by_the_horizon_family_and_scen
     assert [s.id for s in select_scenes(cands, weak)] == ["b", "d0", "h"]   # b: 2nd in both; h: 1st and 4th
     assert [s.id for s in select_scenes(cands, dataclasses.replace(weak, associative_order="scenecue"))] == \
         ["a", "d0", "b"]
-    with pytest.raises(ConfigError, match="weak_associative_order 'horizon'"):
-        RetrievalSettings(weak_associative_order="horizon")
+    # the Horizon family's own order: its first scene first
+    assert [s.id for s in select_scenes(cands, dataclasses.replace(weak, associative_order="horizon"))] == \
+        ["h", "d0", "b"]
+    with pytest.raises(ConfigError, match="weak_associative_order 'trigger'"):
+        RetrievalSettings(weak_associative_order="trigger")
 
 
 def test_the_associative_lead_lists_the_same_scenes_with_the_associative_lanes_first_first():

@@ -192,7 +192,7 @@ class Cascade:
                 "topics": topics_on, "scene_dense": scenes_on and not topics_on, "dialogue": scenes_on,
                 "turns": scenes_on and "turns" not in off,
                 "item_dense": items_on and (not scenes_on or cfg.item_search > 0), "persona": "persona" not in off,
-                "families": families, **limits}, ranked
+                "families": families, "horizon_mean": cfg.horizon_views == "mean", **limits}, ranked
 
     def _lane_on(self, off: frozenset[str]) -> bool:
         """Whether this recall asks for the turn lane: only the packer uses it, with a token budget."""

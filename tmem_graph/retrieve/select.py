@@ -158,11 +158,18 @@ def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
 
 
 def associative(c: SceneCandidates, cfg: RetrievalSettings) -> Scored:
-    """The associative lane's order (`cfg.associative_order`): SceneCue's, or an RRF (k0 =
-    `cue_k0`) of the Horizon family's order and SceneCue's (`horizon+scenecue`), and of those and
-    the pool's scene-vector order (`horizon+scenecue+dense`), when the Horizon family is on."""
+    """The associative lane's order (`cfg.associative_order`): SceneCue's; the Horizon family's
+    own; an RRF (k0 = `cue_k0`) of the Horizon family's order and SceneCue's
+    (`horizon+scenecue`), and of those and the pool's scene-vector order
+    (`horizon+scenecue+dense`); or the Horizon family's and the scene vector's scores fused as
+    SceneCue fuses its channels (`strongest(horizon,dense)`: each scene by its best standard
+    score). SceneCue's when the Horizon family is off."""
     if cfg.associative_order == "scenecue" or "horizon" not in c.cue_lists:
         return c.cue
+    if cfg.associative_order == "horizon":
+        return c.cue_lists["horizon"]
+    if cfg.associative_order == "strongest(horizon,dense)":
+        return strongest({"horizon": c.cue_lists["horizon"], "dense": c.dense})
     lists = {"horizon": _ids(c.cue_lists["horizon"]), "scenecue": _ids(c.cue)}
     if cfg.associative_order.endswith("+dense"):
         lists["dense"] = _ids(c.dense)
