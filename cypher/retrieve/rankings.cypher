@@ -15,7 +15,7 @@
 // $families (the trigger families asked for); $past_commit (run the searches even though a
 // writer's `committing` mark is set: the caller knows it is stale; otherwise a recall that finds
 // a commit under way gets the state alone); view depths $scene_limit, $horizon_limit,
-// $item_limit, $lane_limit; $horizon_mean (boolean); $speaker (null: every persona).
+// $item_limit, $lane_limit; $horizon_mean and $horizon_whole (booleans, below); $speaker (null: every persona).
 // Columns: exists, version, committing, host, pid (the memory's state); the rankings
 // topic_dense, scene_dense, dialogue, lane_dense (the $lane_limit turns nearest the query by
 // their passage embedding, of those a scene holds, with their scenes in lane_dense_scenes: pending
@@ -96,17 +96,23 @@ CALL (exists, committing) {
     SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
                  WHERE v.memory_id = $memory_id AND v.family = 'horizon' LIMIT $horizon_limit)
     SCORE AS score
-  WITH v.host_id AS host, max(score) AS best, head(collect(v)) AS view
-  // $horizon_mean: a scene the search reached scores the mean of all its Horizon views (exact
-  // cosines, its views found through its TRIGGERS links), not its best one
+  WITH collect({host: v.host_id, score: score, view: v}) AS found, min(score) AS floor
+  UNWIND found AS f
+  WITH f.host AS host, floor, max(f.score) AS best, sum(f.score) AS total, count(*) AS returned,
+       head(collect(f.view)) AS view
+  // $horizon_mean: a scene scores the mean of all its Horizon views. The search asks for every
+  // Horizon view of the memory up to a cap: when it returned them all ($horizon_whole) that is the
+  // mean of the views it returned; otherwise a view of the scene it did not return counts at the
+  // lowest score it returned (an upper bound of that view's score), the scene's views counted
+  // through its TRIGGERS links
   OPTIONAL CALL (view) {
-    WITH view WHERE $horizon_mean
+    WITH view WHERE $horizon_mean AND NOT $horizon_whole
     MATCH (view)-[:TRIGGERS]->(scene:Scene)
-    MATCH (w:Trigger)-[:TRIGGERS]->(scene)   // a MATCH of its own: the view itself is one of them
-    WHERE w.family = 'horizon'
-    RETURN avg(vector.similarity.cosine(w.embedding, $vector)) AS mean
+    RETURN COUNT { (scene)<-[:TRIGGERS]-(w:Trigger) WHERE w.family = 'horizon' } AS held
   }
-  WITH host, coalesce(mean, best) AS score ORDER BY score DESC, host
+  WITH host, CASE WHEN $horizon_mean THEN (total + (coalesce(held, returned) - returned) * floor) / coalesce(held, returned)
+                  ELSE best END AS score
+  ORDER BY score DESC, host
   RETURN collect(host) AS horizon_ids, collect(score) AS horizon_scores
 }
 CALL (exists, committing) {

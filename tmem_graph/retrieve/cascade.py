@@ -16,10 +16,10 @@ import time
 from dataclasses import replace
 from typing import Iterable
 
-from ..config import RetrievalSettings
+from ..config import HORIZON_MEAN_DEPTH, RetrievalSettings
 from ..errors import DatabaseFault, MemoryBusy, MemoryNotFound, UsageError
 from ..store.lease import holder_gone, name_of
-from ..triggers import FAMILIES, ITEM, SCENE_FAMILIES
+from ..triggers import FAMILIES, HORIZON, ITEM, SCENE_FAMILIES
 from .lexical import CACHE, KINDS, Bm25, Lexicon, build, query_terms
 from .results import COMPONENTS, Recall, RecalledScene
 from .select import (ItemCandidates, SceneCandidates, best_per_scene, fused_orders, scene_cue, select_cue,
@@ -176,6 +176,8 @@ class Cascade:
             families.append(ITEM.key)
         wanted = {f.key: f.depth * cfg.candidates for f in FAMILIES.values()}
         wanted[ITEM.key] += len(ITEM.views) * cfg.r_trigger_items  # R triggers of three views each
+        if cfg.horizon_views == "mean":   # every view of a scene counts: all of the memory's, up to a cap
+            wanted[HORIZON.key] = max(wanted[HORIZON.key], HORIZON_MEAN_DEPTH * cfg.candidates)
         wanted.update({"topic_embedding": cfg.candidates, "scene_embedding": cfg.candidates,
                        "scene_dialogue_embedding": cfg.candidates, "item_embedding": cfg.candidates,
                        "turn_embedding": cfg.lane_depth()})
@@ -192,7 +194,9 @@ class Cascade:
                 "topics": topics_on, "scene_dense": scenes_on and not topics_on, "dialogue": scenes_on,
                 "turns": scenes_on and "turns" not in off,
                 "item_dense": items_on and (not scenes_on or cfg.item_search > 0), "persona": "persona" not in off,
-                "families": families, "horizon_mean": cfg.horizon_views == "mean", **limits}, ranked
+                "families": families, "horizon_mean": cfg.horizon_views == "mean",
+                "horizon_whole": lexicon is not None and depths[HORIZON.key] >= lexicon.searchable.get(HORIZON.key, 0),
+                **limits}, ranked
 
     def _lane_on(self, off: frozenset[str]) -> bool:
         """Whether this recall asks for the turn lane: only the packer uses it, with a token budget."""
