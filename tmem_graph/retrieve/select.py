@@ -39,7 +39,7 @@ class SceneCandidates:
     bm25: Scored
     dense: Scored                     # every pool scene, cosine of its descriptive vector
     cue: Scored                       # SceneCue order over every scene its channels found
-    cue_lists: dict[str, Scored]      # dialogue, scene_trigger, horizon (best view per scene)
+    cue_lists: dict[str, Scored]      # dialogue, scene_trigger (best view per scene), horizon (mean or best)
     via: dict[str, list[str]]
     turn: Scored = field(default_factory=list)   # pool scenes by their best turn (empty: channel off)
 
