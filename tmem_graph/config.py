@@ -36,8 +36,6 @@ HORIZON_MEAN_DEPTH = 20
 # family's scores and the scene vector's fused as SceneCue fuses its channels (`strongest`: a
 # scene ranked by the list where it stands out most)
 ASSOCIATIVE_ORDERS = ("scenecue", "horizon", "horizon+scenecue", "horizon+scenecue+dense", "strongest(horizon,dense)")
-# where the associative pass takes its scenes from: one of the associative orders
-CUE_LISTS = ASSOCIATIVE_ORDERS
 MAX_BUDGET_TOKENS = 100_000   # the largest evidence budget a recall accepts
 # with a token budget, the cascade picks one scene per this many tokens (at least kS; chosen on the
 # budget curve of the whole of conv-26, docs/evaluation.md "The whole conversation")
@@ -84,8 +82,8 @@ class RetrievalSettings:
     lane_share: float = 0.4   # with a budget, the share the turn lane fills after the scenes and items (0: no lane)
     cue_share: float = 0.0    # with a budget, the share spent on pointers to the associative list's first scenes
                               # (`cue_from`), each by its best turn alone (docs/retrieval.md; 0: none)
-    cue_from: str = "strongest(horizon,dense)"   # the associative pass's list, one of CUE_LISTS: the
-                                # Horizon family's and the scene vector's scores by the strongest rule
+    cue_from: str = "strongest(horizon,dense)"   # the associative pass's list, one of ASSOCIATIVE_ORDERS:
+                                # the Horizon family's and the scene vector's scores by the strongest rule
                                 # (default), "horizon" (the Horizon family's order), "scenecue"
                                 # (SceneCue's) or an RRF of those (and the scene vector's)
     lane_dense_weight: float = 1.0  # the turn lane's RRF weight of the passage cosine against BM25's 1
@@ -160,8 +158,8 @@ class RetrievalSettings:
         for name in ("associative_order", "weak_associative_order"):
             if getattr(self, name) not in ASSOCIATIVE_ORDERS:
                 raise ConfigError(f"{name} {getattr(self, name)!r}: choose from {', '.join(ASSOCIATIVE_ORDERS)}")
-        if self.cue_from not in CUE_LISTS:
-            raise ConfigError(f"cue_from {self.cue_from!r}: choose from {', '.join(CUE_LISTS)}")
+        if self.cue_from not in ASSOCIATIVE_ORDERS:
+            raise ConfigError(f"cue_from {self.cue_from!r}: choose from {', '.join(ASSOCIATIVE_ORDERS)}")
         if isinstance(self.cue_share, bool) or not isinstance(self.cue_share, (int, float)) \
                 or not 0.0 <= self.cue_share < 1.0 or self.cue_share + self.lane_share >= 1.0:
             raise ConfigError(f"cue_share {self.cue_share!r}: must lie in [0, 1) and leave room for the scenes "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..config import ASSOCIATIVE_ORDERS, RetrievalSettings
+from ..config import RetrievalSettings
 from ..triggers import ITEM, credit
 from .fuse import lanes, normalise, ranks_of, rrf, rrf_tail, score_fusion, strongest
 from .results import LaneTurn, RecalledItem, RecalledScene, RecalledTurn
@@ -164,7 +164,7 @@ def associative(c: SceneCandidates, cfg: RetrievalSettings) -> Scored:
     (`horizon+scenecue+dense`); or the Horizon family's and the scene vector's scores fused as
     SceneCue fuses its channels (`strongest(horizon,dense)`: each scene by its best standard
     score). SceneCue's when the Horizon family is off."""
-    if cfg.associative_order == "scenecue" or "horizon" not in c.cue_lists:
+    if _scenecue_order(c, cfg.associative_order):
         return c.cue
     if cfg.associative_order == "horizon":
         return c.cue_lists["horizon"]
@@ -181,7 +181,7 @@ def fused_orders(c: SceneCandidates, cfg: RetrievalSettings) -> dict[str, Scored
     its ranks give them: "associative", the associative lane's list as the final fusion reads
     it (its order's first `cue_top` in the pool), when that order is not SceneCue's ("cue"); and
     "pointers", the list the associative pass takes its scenes from, when it is a fusion
-    (`cue_from` an RRF order). A recall's trace lists them beside the lists they fuse."""
+    (`cue_from` an RRF or strongest order). A recall's trace lists them beside the lists they fuse."""
     out = {}
     if lane_list(c, cfg) == "associative":
         out["associative"] = associative_lane(c, cfg)
@@ -190,21 +190,25 @@ def fused_orders(c: SceneCandidates, cfg: RetrievalSettings) -> dict[str, Scored
     return out
 
 
+def _scenecue_order(c: SceneCandidates, order: str) -> bool:
+    """Whether the associative order `order` is SceneCue's own: named so, or any order once the
+    Horizon family is off."""
+    return order == "scenecue" or "horizon" not in c.cue_lists
+
+
 def pointer_list(c: SceneCandidates, cfg: RetrievalSettings) -> str | None:
     """The name of the list a pointed scene's place is in: None when it is the Horizon family's
-    own order (its place is its "horizon" rank), "cue" when it is SceneCue's (`cue_from`
-    "scenecue", or any order once the Horizon family is off), else "pointers" (an RRF order)."""
+    own order (its place is its "horizon" rank), "cue" when it is SceneCue's, else "pointers"
+    (an RRF or strongest order)."""
     if cfg.cue_from in c.cue_lists:
         return None
-    if cfg.cue_from not in ASSOCIATIVE_ORDERS or cfg.cue_from == "scenecue" or "horizon" not in c.cue_lists:
-        return "cue"
-    return "pointers"
+    return "cue" if _scenecue_order(c, cfg.cue_from) else "pointers"
 
 
 def lane_list(c: SceneCandidates, cfg: RetrievalSettings) -> str:
     """The name of the associative lane's list in a scene's ranks: "cue" when it is SceneCue's
     (whose first `cue_top` are all in the pool, so its places are SceneCue's), else "associative"."""
-    return "cue" if cfg.associative_order == "scenecue" or "horizon" not in c.cue_lists else "associative"
+    return "cue" if _scenecue_order(c, cfg.associative_order) else "associative"
 
 
 def associative_lane(c: SceneCandidates, cfg: RetrievalSettings) -> Scored:
@@ -227,8 +231,8 @@ def select_scenes(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledSc
 
 
 def select_cue(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene]:
-    """The first `cfg.cue_scenes()` scenes of the associative list (`cfg.cue_from`: the Horizon
-    family's own order, or one of the associative orders, `associative`), for the packer's
+    """The first `cfg.cue_scenes()` scenes of the associative list (`cfg.cue_from`, one of the
+    associative orders, `associative`), for the packer's
     associative pass (lane "cue"; `via` the cue channels that rank them within `cue_top`, else
     their best; turns are filled in by the caller), listed in the order a weak match's unpacked
     recall ranks scenes (`weak_associative_order`): the list that reaches furthest chooses them,
@@ -240,9 +244,7 @@ def select_cue(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene
     lists = {n: _ids(r) for n, r in c.cue_lists.items()}
     in_order = lambda name: associative(c, replace(cfg, associative_order=name))  # noqa: E731
     listing = in_order(cfg.weak_associative_order)
-    own = cfg.cue_from in c.cue_lists   # the Horizon family's own order, when it is on (else SceneCue's)
-    order = cfg.cue_from if cfg.cue_from in ASSOCIATIVE_ORDERS else "scenecue"
-    source = c.cue_lists[cfg.cue_from] if own else listing if order == cfg.weak_associative_order else in_order(order)
+    source = listing if cfg.cue_from == cfg.weak_associative_order else in_order(cfg.cue_from)
     chosen = list(enumerate(source[:depth], 1))
     listed = {s: n for n, (s, _) in enumerate(listing)}
     chosen.sort(key=lambda pair: listed.get(pair[1][0], len(listed)))   # stable: unlisted ones keep their order
