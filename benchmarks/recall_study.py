@@ -53,6 +53,7 @@ from tmem_graph.evaluate.flat import cut_at_budget  # noqa: E402
 from tmem_graph.evaluate.runner import Context  # noqa: E402
 from tmem_graph.retrieve.cascade import Cascade  # noqa: E402
 from tmem_graph.retrieve.evidence import format_evidence  # noqa: E402
+from tmem_graph.retrieve.lexical import KINDS, Bm25, query_terms  # noqa: E402
 from tmem_graph.retrieve.pack import pack  # noqa: E402
 from tmem_graph.retrieve.results import Recall  # noqa: E402
 from tmem_graph.retrieve.select import (ItemCandidates, scene_cue, select_cue, select_items,  # noqa: E402
@@ -122,10 +123,21 @@ class Replay:
     count: callable
     ranked_first: bool = True   # packed, list the unpacked recall's scenes first (False: the joint order alone)
 
+    @functools.cached_property
+    def turn_index(self) -> Bm25:
+        """The memory's turns indexed as its Lexicon indexes them (for how close a query is in words)."""
+        return Bm25(((t, {"text": text}) for t, text in self.data["turn_text"].items()), KINDS["turn"])
+
+    def words(self, q: dict) -> float:
+        """The share of the query's word weight its nearest turn in words holds, as the cascade measures it."""
+        if "words" not in q:
+            q["words"] = self.turn_index.held(query_terms(q["query"]))
+        return q["words"]
+
     def recall(self, q: dict, cfg: RetrievalSettings) -> Recall:
         nearest = q["trace"]["lane"]["dense"][:1] if "lane" in q["trace"] else []
-        match = nearest[0][1] if nearest else None
-        unsplit, cfg = cfg, cfg.split_for(match)   # as the cascade splits a weak match
+        match, words = (nearest[0][1] if nearest else None), self.words(q)
+        unsplit, cfg = cfg, cfg.split_for(match, words)   # as the cascade splits a weak match
         deep = cfg.for_budget()
         scenes = q["trace"]["scenes"]
         if cfg.cue_fusion != WIDEST.cue_fusion:   # SceneCue fused again from its traced channels
@@ -146,7 +158,7 @@ class Replay:
                         lane=lane if cfg.lane_share > 0 else [], turn_scores=q["turn_scores"])
         if cfg.budget_tokens is None:
             return recall
-        whole = dataclasses.replace(unsplit, budget_tokens=None).split_for(match)
+        whole = dataclasses.replace(unsplit, budget_tokens=None).split_for(match, words)
         if self.ranked_first:   # listed first, as the cascade does
             recall.ranked = [s.id for s in select_scenes(scenes, whole)]
         return pack(recall, cfg.budget_tokens, self.count, self.data["speakers"], cfg.lane_share, cfg.cue_share,
@@ -441,18 +453,18 @@ def listing(args) -> None:
 
 
 def matches(args) -> None:
-    """LoCoMo evidence recall split by the match (the nearest turn's score against `weak_match`):
-    per memory and budget, the cascade and the best flat baseline on each part (docs/evaluation.md,
-    "Where the targets stand")."""
-    weak_match = RetrievalSettings().weak_match
+    """LoCoMo evidence recall split by the match (weak in meaning and in words:
+    `RetrievalSettings.weak`): per memory and budget, the cascade and the best flat baseline on
+    each part (docs/evaluation.md, "Where the targets stand")."""
+    cfg = RetrievalSettings()
     print("| memory | match | questions | recall (best flat) at 500 / 1,000 / 2,000 / 4,000 |")
     print("|---|---|---|---|")
     for memory, replay in load(sorted(args.dir.glob("*.trace.pkl"))).items():
         every = replay.data["queries"]
         locomo = [q for q in every if q["kind"] != "plus"]
         for kind in ("strong", "weak"):
-            part = [q for q in locomo if (kind == "weak") == bool(q["trace"]["lane"]["dense"][:1]
-                                                                   and q["trace"]["lane"]["dense"][0][1] < weak_match)]
+            nearest = lambda q: q["trace"]["lane"]["dense"][0][1] if q["trace"]["lane"]["dense"] else None  # noqa: E731
+            part = [q for q in locomo if (kind == "weak") == cfg.weak(nearest(q), replay.words(q))]
             replay.data["queries"] = part
             try:
                 figures = [replay.score(RetrievalSettings(budget_tokens=b)) for b in BUDGETS] if part else []

@@ -99,6 +99,11 @@ class RetrievalSettings:
     # evidence goes to the associative list's pointers (one turn of each of its first scenes)
     # and to the turns nearest it, with the weak shares (docs/retrieval.md, "Weak matches"; 0: never)
     weak_match: float = 0.76
+    # ... and no turn holds `weak_words` of the query's word weight (its terms' IDF on the
+    # memory's turns, `lexical.Bm25.held`): a query that shares its rare words with a turn is
+    # answered by that turn, not by a latent arc (docs/retrieval.md, "Weak in meaning and in
+    # words"; 0: words never make a match strong)
+    weak_words: float = 0.4
     weak_associative_share: float = 0.8
     weak_associative_first: bool = True
     weak_cue_share: float = 0.9
@@ -145,6 +150,9 @@ class RetrievalSettings:
         if isinstance(self.weak_match, bool) or not isinstance(self.weak_match, (int, float)) \
                 or not 0.0 <= self.weak_match <= 1.0:
             raise ConfigError(f"weak_match {self.weak_match!r}: a score on [0, 1] (0: never)")
+        if isinstance(self.weak_words, bool) or not isinstance(self.weak_words, (int, float)) \
+                or not 0.0 <= self.weak_words <= 1.0:
+            raise ConfigError(f"weak_words {self.weak_words!r}: a share on [0, 1] (0: words never make a match strong)")
         if self.weak_match > 0:   # the weak shares are checked as settings of their own, budget or not
             try:
                 replace(self, budget_tokens=1, weak_match=0.0, associative_share=self.weak_associative_share,
@@ -180,14 +188,15 @@ class RetrievalSettings:
             return self
         return replace(self, budget_tokens=self.answer_budget_tokens)
 
-    def split_for(self, match: float | None) -> "RetrievalSettings":
-        """The settings a recall runs with once the score of its nearest turn (`match`) is known:
-        below `weak_match`, `weak_associative_share` takes the place of `associative_share`,
+    def split_for(self, match: float | None, words: float | None = None) -> "RetrievalSettings":
+        """The settings a recall runs with once the score of its nearest turn (`match`) and the
+        share of the query's word weight its nearest turn in words holds (`words`) are known: a
+        weak match (`weak`), `weak_associative_share` takes the place of `associative_share`,
         without a budget `weak_associative_order` and `weak_associative_first` those of
         `associative_order` and `associative_first` (packed, the scenes are listed in that
         recall's order, `Recall.ranked`), and with a budget, the weak shares that of
         `cue_share`, `lane_share` and `lane_dense_weight`; otherwise these settings."""
-        if match is None or match >= self.weak_match:
+        if not self.weak(match, words):
             return self
         changes = {"associative_share": self.weak_associative_share, "weak_match": 0.0}
         if self.budget_tokens is None:   # packed, SceneCue's order measured better (docs/retrieval.md)
@@ -197,6 +206,13 @@ class RetrievalSettings:
             changes.update(cue_share=self.weak_cue_share, lane_share=self.weak_lane_share,
                            lane_dense_weight=self.weak_lane_dense_weight)
         return replace(self, **changes)
+
+    def weak(self, match: float | None, words: float | None = None) -> bool:
+        """Whether a recall is a weak match: its nearest turn scores under `weak_match`, and no
+        turn holds `weak_words` of the query's word weight (unknown: not held)."""
+        if match is None or match >= self.weak_match:
+            return False
+        return not (self.weak_words > 0 and words is not None and words >= self.weak_words)
 
     def lane_depth(self) -> int:
         """How many turns each list of the turn lane asks for: enough to fill the budget alone."""

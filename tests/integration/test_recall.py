@@ -371,5 +371,11 @@ def test_a_weak_match_hands_over_associative_pointers(store, encoder, new_id, te
         off = mem.recall("Travelling for two weeks soon, who could mind things at home meanwhile?",
                          settings=RetrievalSettings(budget_tokens=600, weak_match=0))
         assert not off.weak and not any(s.lane == "cue" for s in off.scenes)
+        # far in meaning, but a turn holds the query's words: not a weak match (weak_words)
+        named = mem.recall("EpiPen", settings=cfg, trace=True)
+        assert named.match < cfg.weak_match and named.words == 1.0 and not named.weak
+        assert not any(s.lane == "cue" for s in named.scenes) and named.to_json()["trace"]["words"] == 1.0
+        assert weak.words < cfg.weak_words   # the travel query shares no rare word with any turn
+        assert mem.recall("EpiPen", settings=RetrievalSettings(budget_tokens=600, weak_words=0)).weak
     finally:
         mem.drop()

@@ -241,6 +241,18 @@ def test_a_weak_match_is_packed_with_the_weak_shares():
         RetrievalSettings(weak_match=2)
 
 
+def test_a_match_is_weak_only_when_no_turn_is_close_in_meaning_or_in_words():
+    cfg = RetrievalSettings(budget_tokens=1000, weak_match=0.75, weak_words=0.4)
+    assert cfg.weak(0.70) and cfg.weak(0.70, 0.39) and cfg.split_for(0.70, 0.39) is not cfg
+    assert not cfg.weak(0.70, 0.4) and cfg.split_for(0.70, 0.4) is cfg      # a turn holds its rare words
+    assert not cfg.weak(0.80, 0.0) and not cfg.weak(None, 0.0)              # close in meaning / no turn channel
+    assert dataclasses.replace(cfg, weak_words=0).weak(0.70, 1.0)            # 0: words never make it strong
+    assert not dataclasses.replace(cfg, weak_match=0).weak(0.1, 0.0)         # weak_match 0: never weak
+    for bad in (-0.1, 1.5, True, "0.4"):
+        with pytest.raises(ConfigError, match=f"weak_words {bad!r}: a share on"):
+            RetrievalSettings(weak_words=bad)
+
+
 def test_the_turn_lane_asks_deep_enough_to_fill_the_budget():
     assert RetrievalSettings().lane_depth() == 50
     assert RetrievalSettings(budget_tokens=500).lane_depth() == 50

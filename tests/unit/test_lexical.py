@@ -36,6 +36,19 @@ def test_a_field_weighs_by_its_boost_and_its_own_statistics():
     assert math.isclose(ranked[0][1], 3 * ranked[1][1] * (1 + 1.2) / (1 + 1.2), rel_tol=0.5)
 
 
+def test_held_is_the_largest_share_of_the_query_s_idf_weight_one_document_has():
+    docs = [("a", {"text": "quokka quokka zeppelin"}), ("b", {"text": "zeppelin walrus"}), ("c", {"text": "walrus"})]
+    index = Bm25(docs, {"text": 1.0})
+    idf = lambda n: math.log(1 + (3 - n + 0.5) / (n + 0.5))  # noqa: E731
+    # quokka (in 1 of 3), walrus (2 of 3), and a word no document has (0 of 3, the heaviest)
+    total = idf(1) + idf(2) + idf(0)
+    assert math.isclose(index.held(query_terms("quokka walrus narwhal")), idf(1) / total)   # a: quokka, however often
+    assert math.isclose(index.held(query_terms("zeppelin walrus")), 1.0)                    # b holds both
+    assert index.held(query_terms("narwhal")) == 0.0 and index.held([]) == 0.0
+    assert Bm25([], {"text": 1.0}).held(["quokka"]) == 0.0
+    assert math.isclose(index.held(analyse("walrus walrus")), 1.0)                          # a term counts once
+
+
 def test_equal_scores_rank_by_id():
     docs = [("s2", {"text": "zeppelins over the zoo"}), ("s1", {"text": "quokkas at the zoo"})]
     assert [k for k, _ in Bm25(docs, {"text": 1.0}).rank(["quokka", "zeppelin"])] == ["s1", "s2"]

@@ -48,7 +48,8 @@ def _budgets(memory) -> str:
 def _fusion(memory) -> str:
     r = memory.settings.retrieval.for_answer()
     fusion = f"lanes (associative share {r.associative_share:g})" if r.fusion == "lanes" else r.fusion
-    weak = (f"; a weak match (nearest turn under {r.weak_match:g}): associative share {r.weak_associative_share:g}"
+    words = f", no turn holding {r.weak_words:g} of its words" if r.weak_words else ""
+    weak = (f"; a weak match (nearest turn under {r.weak_match:g}{words}): associative share {r.weak_associative_share:g}"
             + (f", {r.cue_from} pointers {r.weak_cue_share:g}"
                + (f" and the nearest turns {r.weak_lane_share:g}" if r.weak_lane_share else "") + " of the budget"
                if r.budget_tokens else "")) if r.weak_match else ""

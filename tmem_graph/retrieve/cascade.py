@@ -170,6 +170,8 @@ class Cascade:
         for name, (kind, on, depth) in asked.items():
             found = lexicon.kinds[kind].rank(terms, depth) if on and lexicon is not None and terms else []
             ranked[f"{name}_ids"], ranked[f"{name}_scores"] = [k for k, _ in found], [v for _, v in found]
+        # how close the nearest turn is in words: with the nearest in meaning, it decides a weak match
+        ranked["turn_words"] = lexicon.kinds["turn"].held(terms) if lexicon is not None else None
 
         families = [f.key for f in SCENE_FAMILIES if scenes_on and f.ablation not in off]
         if items_on and ITEM.ablation not in off:
@@ -208,10 +210,11 @@ class Cascade:
         """Choose scenes, run retrieve/finish, choose items: the recall (None when the rows do
         not hang together: a write landed) and the memory's state after."""
         nearest = ranking(first, "lane_dense")[:1]
-        match = nearest[0][1] if nearest else None
-        cfg = self.cfg.split_for(match)   # a weak match: the triggers get more say
+        match, words = (nearest[0][1] if nearest else None), first["turn_words"]
+        cfg = self.cfg.split_for(match, words)   # a weak match: the triggers get more say
         scenes_on, items_on = "scene_layer" not in off, "item_channel" not in off
-        result = Recall(memory_id, query, persona=first["personas"] or [], match=match, weak=cfg is not self.cfg)
+        result = Recall(memory_id, query, persona=first["personas"] or [], match=match, words=words,
+                        weak=cfg is not self.cfg)
         traced: dict = {}
         scene_ids: list[str] = []
         cue: list[RecalledScene] = []
@@ -224,7 +227,7 @@ class Cascade:
             scene_ids = [s.id for s in result.scenes]
             cue = select_cue(cands, cfg)
             if self.cfg.budget_tokens is not None:   # the order the packed scenes are listed in first
-                whole = replace(self.cfg, budget_tokens=None, k_scenes=self.listed).split_for(match)
+                whole = replace(self.cfg, budget_tokens=None, k_scenes=self.listed).split_for(match, words)
                 result.ranked = [s.id for s in select_scenes(cands, whole)]
         via: dict[str, list[str]] = {}
         if items_on:  # flat search over the memory's items: the whole pool without the scene layer

@@ -101,10 +101,12 @@ class Recall:
     # (asked only with a token budget): a packed recall lists them first; not part of the JSON
     ranked: list[str] = field(default_factory=list, repr=False, compare=False)
     # the score of the turn nearest the query (passage cosine, Neo4j's [0, 1] scale; None without
-    # the turn channel): below `weak_match` a packed recall is split for association (config.py);
-    # in the JSON only with `trace`
+    # the turn channel) and the share of the query's word weight the nearest turn in words holds
+    # (`lexical.Bm25.held`): under `weak_match` and `weak_words` a recall is a weak match, split
+    # for association (config.py); in the JSON only with `trace`
     match: float | None = field(default=None, repr=False, compare=False)
-    weak: bool = field(default=False, repr=False, compare=False)   # `match` is under `weak_match`
+    words: float | None = field(default=None, repr=False, compare=False)
+    weak: bool = field(default=False, repr=False, compare=False)   # a weak match (`RetrievalSettings.weak`)
     filter: dict | None = None   # the recall filter applied (retrieve/filters.py): in the JSON when set
     # the version of the memory the recall read (not part of the JSON)
     version: str | None = field(default=None, repr=False, compare=False)
@@ -125,7 +127,8 @@ class Recall:
         if self.filter is not None:
             out["filter"] = dict(self.filter)
         if self.trace is not None:
-            out["trace"] = {**trace_json(self.trace, self.lane), "match": self.match, "weak": self.weak}
+            out["trace"] = {**trace_json(self.trace, self.lane), "match": self.match, "words": self.words,
+                            "weak": self.weak}
         return out
 
 
