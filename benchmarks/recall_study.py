@@ -125,8 +125,10 @@ class Replay:
 
     @functools.cached_property
     def turn_index(self) -> Bm25:
-        """The memory's turns indexed as its Lexicon indexes them (for how close a query is in words)."""
-        return Bm25(((t, {"text": text}) for t, text in self.data["turn_text"].items()), KINDS["turn"])
+        """The turns a scene holds, indexed as the memory's Lexicon indexes them (their text
+        alone): how close a query is in words."""
+        turns = {t["id"]: t["text"] for s in self.data["scenes"].values() for t in s["turns"]}
+        return Bm25(((t, {"text": text}) for t, text in turns.items()), KINDS["turn"])
 
     def words(self, q: dict) -> float:
         """The share of the query's word weight its nearest turn in words holds, as the cascade measures it."""

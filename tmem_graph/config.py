@@ -103,7 +103,7 @@ class RetrievalSettings:
     # memory's turns, `lexical.Bm25.held`): a query that shares its rare words with a turn is
     # answered by that turn, not by a latent arc (docs/retrieval.md, "Weak in meaning and in
     # words"; 0: words never make a match strong)
-    weak_words: float = 0.4
+    weak_words: float = 0.38
     weak_associative_share: float = 0.8
     weak_associative_first: bool = True
     weak_cue_share: float = 0.9

@@ -282,7 +282,9 @@ def format_recall(result) -> str:
     lines = [f"query: {result.query}" + (f" (packed to {result.budget_tokens} evidence tokens)"
                                          if result.budget_tokens else "")]
     if result.weak:
-        lines.append(f"a weak match (the nearest turn scores {result.match:.3f}): the triggers get more say")
+        held = (f"; the closest in words holds {result.words:.0%} of its word weight"
+                if result.words is not None else "")
+        lines.append(f"a weak match (the nearest turn scores {result.match:.3f}{held}): the triggers get more say")
     if result.filter:
         lines.append("only turns " + "; ".join(f"{k} {', '.join(v) if isinstance(v, list) else v}"
                                                for k, v in result.filter.items()))
