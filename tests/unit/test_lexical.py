@@ -12,6 +12,7 @@ def test_analysis_follows_lucenes_english_analyzer():
         ["priya", "allergi", "she", "allerg", "shellfish", "oyster"]
     assert analyse("¿Dónde comemos? 東京 under_score") == ["dónde", "comemo", "東京", "under", "score"]
     assert analyse(None) == [] and analyse("the and of") == []
+    assert analyse("C. S. Lewis told us") == ["c", "s", "lewi", "told", "us"]   # short words keep their form
 
 
 def test_query_terms_neutralise_operators_dedupe_and_cap():

@@ -37,6 +37,10 @@ CACHE_DOCS = 500_000  # documents the per-process cache holds, over all memories
 
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
+    """The Porter stem of `word`; a word of one or two characters is its own stem, as in Lucene's
+    PorterStemmer (Snowball's would stem "s" to nothing and "us" to "u")."""
+    if len(word) <= 2:
+        return word
     with _STEM_LOCK:
         return _STEMMER.stemWord(word)
 
