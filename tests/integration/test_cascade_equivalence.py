@@ -3,6 +3,7 @@ ranked scenes and items with the same scores, lanes, `via` and ranks, the same t
 same personas, for every ablation, on a memory built by the local model (the conv26-local
 fixture), on the hand-written example, and on a synthetic LoCoMo-sized memory."""
 
+import difflib
 import json
 from pathlib import Path
 
@@ -62,7 +63,7 @@ def test_the_two_query_cascade_equals_the_stepwise_one(store, encoder, memories,
     new = Cascade(store, store.settings.retrieval)
     old = StepwiseCascade(store, store.settings.retrieval)
     try:
-        compared, differ = 0, []
+        compared, differ, first = 0, [], ""
         for query, speaker in queries(name):
             vector = encoder.encode([query])[0]
             for ablation, without in SETS:
@@ -73,8 +74,9 @@ def test_the_two_query_cascade_equals_the_stepwise_one(store, encoder, memories,
                 compared += 1
                 if a != b:
                     differ.append((ablation, query))
+                    first = first or _diff(a, b)
         assert compared == len(queries(name)) * len(SETS)
-        assert differ == [], f"{len(differ)} of {compared} recalls differ, e.g. {differ[:3]}"
+        assert differ == [], f"{len(differ)} of {compared} recalls differ, e.g. {differ[:3]}; the first:\n{first}"
         # flat item search joining the pool (off by default) agrees too
         wide = store.settings.retrieval.__class__(item_search=15)
         wide_new, wide_old = Cascade(store, wide), StepwiseCascade(store, wide)
@@ -86,6 +88,13 @@ def test_the_two_query_cascade_equals_the_stepwise_one(store, encoder, memories,
             wide_old.close()
     finally:
         old.close()
+
+
+def _diff(new: str, old: str) -> str:
+    """Where two recalls' JSON differ (the product's first, the stepwise cascade's second), at
+    most 40 lines: what a rare failure needs to be understood."""
+    lines = [json.dumps(json.loads(x), indent=1, sort_keys=True).splitlines() for x in (new, old)]
+    return "\n".join(list(difflib.unified_diff(*lines, "two-query", "stepwise", n=2, lineterm=""))[:40])
 
 
 def test_a_recall_is_two_queries(store, encoder, memories):

@@ -377,5 +377,6 @@ def test_a_weak_match_hands_over_associative_pointers(store, encoder, new_id, te
         assert not any(s.lane == "cue" for s in named.scenes) and named.to_json()["trace"]["words"] == 1.0
         assert weak.words < cfg.weak_words   # the travel query shares no rare word with any turn
         assert mem.recall("EpiPen", settings=RetrievalSettings(budget_tokens=600, weak_words=0)).weak
+        assert mem.recall("the and of", settings=cfg, trace=True).words is None   # no words to hold
     finally:
         mem.drop()

@@ -102,7 +102,8 @@ class Recall:
     ranked: list[str] = field(default_factory=list, repr=False, compare=False)
     # the score of the turn nearest the query (passage cosine, Neo4j's [0, 1] scale; None without
     # the turn channel) and the share of the query's word weight the nearest turn in words holds
-    # (`lexical.Bm25.held`): under `weak_match` and `weak_words` a recall is a weak match, split
+    # (`lexical.Bm25.held`; None for a query without words, e.g. stop words alone): under
+    # `weak_match` and `weak_words` a recall is a weak match, split
     # for association (config.py); in the JSON only with `trace`
     match: float | None = field(default=None, repr=False, compare=False)
     words: float | None = field(default=None, repr=False, compare=False)
