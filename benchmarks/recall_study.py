@@ -24,7 +24,8 @@ A trace holds, per query (the LoCoMo questions of `--sample` whose evidence the 
 and the LoCoMo-Plus probes of `--base` or `--probes`): the scene and item candidates of the
 cascade (`Recall.trace`: BM25, dense, SceneCue and its channels, the turn channel, the item
 pool), the turn lane, and the cosine of every turn of the memory with the query. A replay runs
-the product's own pure functions on it (`select_scenes`, `select_items`, `pack`), so it differs
+the product's own pure functions on it (`select_scenes`, `select_items`, `pack`, and
+`Bm25.held` over the scenes' turns for how close a query is in words), so it differs
 from `Memory.recall` only in its pool: the trace's pool is the widest any variant uses.
 Figures at equal tokens: the flat baselines are cut at the packed evidence's tokens, as
 `tmem eval` cuts them; a replay at the default constants gives `tmem eval`'s figures
