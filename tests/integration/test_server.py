@@ -11,6 +11,8 @@ databases (~10 s).
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -179,6 +181,14 @@ def test_fulltext_and_filtered_vector_search(started):
 def test_restart_keeps_data_and_stop(server, started):
     _run(started, "MERGE (:SrvKeep {id: 'kept'})")
     old_pid = server.status()["pid"]
+    # a stop that names another port stops nothing: not through the API, not through the CLI
+    with pytest.raises(ServerError, match=f"runs on port {BOLT}, not {BOLT + 50}: nothing stopped"):
+        server.stop(port=BOLT + 50)
+    cli = subprocess.run([sys.executable, "-m", "tmem_graph.cli", "db", "stop", "--data-dir", str(server.data_dir),
+                          "--port", str(BOLT + 50)], capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 1 and f"runs on port {BOLT}, not {BOLT + 50}" in cli.stderr, cli.stderr
+    assert "Traceback" not in cli.stderr
+    assert server.status()["pid"] == old_pid and _run(started, "RETURN 1 AS x") == [{"x": 1}]
     t0 = time.monotonic()
     assert server.stop() is True
     assert time.monotonic() - t0 < 30

@@ -66,8 +66,8 @@ def db_status(port, http_port, data_dir, as_json) -> None:
 @_server_options
 @friendly
 def db_stop(port, http_port, data_dir) -> None:
-    """Stop the local server gracefully."""
-    was_running = _server(port, data_dir, http_port).stop()
+    """Stop the local server gracefully (with --port, only if it runs on that port)."""
+    was_running = _server(port, data_dir, http_port).stop(port=port)
     click.echo("stopped" if was_running else "not running")
 
 

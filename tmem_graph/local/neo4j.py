@@ -374,13 +374,22 @@ class LocalServer:
             if _pid_alive(pid):
                 raise ServerError(f"Neo4j (pid {pid}) did not exit even after SIGKILL")
 
-    def stop(self, timeout: float = 60.0) -> bool:
-        """Stop the server (SIGTERM, then SIGKILL after `timeout` s); True if it was running."""
+    def stop(self, timeout: float = 60.0, port: int | None = None) -> bool:
+        """Stop the server (SIGTERM, then SIGKILL after `timeout` s); True if it was running.
+        With `port`, only if it runs on that Bolt port: this data dir's server on another port is
+        left running and the call fails (ServerError), since a caller who names a port means
+        another server."""
         with self._lock():
-            pid = self._running_pid(self._read_state())
+            state = self._read_state()
+            pid = self._running_pid(state)
             if pid is None:
                 self._clear_state()
                 return False
+            running = int(state.get("bolt_port", self.bolt_port))
+            if port is not None and port != running:
+                raise ServerError(f"the local server of {self.data_dir} runs on port {running}, not {port}: "
+                                  f"nothing stopped (the server on port {port} keeps its data elsewhere: "
+                                  "give its --data-dir, or leave --port out to stop this one)")
             try:
                 self._terminate(pid, timeout)
             except PermissionError as exc:
