@@ -131,15 +131,20 @@ class Replay:
         turns = {t["id"]: t["text"] for s in self.data["scenes"].values() for t in s["turns"]}
         return Bm25(((t, {"text": text}) for t, text in turns.items()), KINDS["turn"])
 
-    def words(self, q: dict) -> float:
+    def words(self, q: dict) -> float | None:
         """The share of the query's word weight its nearest turn in words holds, as the cascade measures it."""
         if "words" not in q:
             q["words"] = self.turn_index.held(query_terms(q["query"]))
         return q["words"]
 
-    def recall(self, q: dict, cfg: RetrievalSettings) -> Recall:
+    @staticmethod
+    def match(q: dict) -> float | None:
+        """The score of the turn nearest the query in meaning (the traced lane's first), as the cascade reads it."""
         nearest = q["trace"]["lane"]["dense"][:1] if "lane" in q["trace"] else []
-        match, words = (nearest[0][1] if nearest else None), self.words(q)
+        return nearest[0][1] if nearest else None
+
+    def recall(self, q: dict, cfg: RetrievalSettings) -> Recall:
+        match, words = self.match(q), self.words(q)
         unsplit, cfg = cfg, cfg.split_for(match, words)   # as the cascade splits a weak match
         deep = cfg.for_budget()
         scenes = q["trace"]["scenes"]
@@ -466,8 +471,7 @@ def matches(args) -> None:
         every = replay.data["queries"]
         locomo = [q for q in every if q["kind"] != "plus"]
         for kind in ("strong", "weak"):
-            nearest = lambda q: q["trace"]["lane"]["dense"][0][1] if q["trace"]["lane"]["dense"] else None  # noqa: E731
-            part = [q for q in locomo if (kind == "weak") == cfg.weak(nearest(q), replay.words(q))]
+            part = [q for q in locomo if (kind == "weak") == cfg.weak(replay.match(q), replay.words(q))]
             replay.data["queries"] = part
             try:
                 figures = [replay.score(RetrievalSettings(budget_tokens=b)) for b in BUDGETS] if part else []

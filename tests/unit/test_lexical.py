@@ -45,7 +45,7 @@ def test_held_is_the_largest_share_of_the_query_s_idf_weight_one_document_has():
     total = idf(1) + idf(2) + idf(0)
     assert math.isclose(index.held(query_terms("quokka walrus narwhal")), idf(1) / total)   # a: quokka, however often
     assert math.isclose(index.held(query_terms("zeppelin walrus")), 1.0)                    # b holds both
-    assert index.held(query_terms("narwhal")) == 0.0 and index.held([]) == 0.0
+    assert index.held(query_terms("narwhal")) == 0.0 and index.held([]) is None   # no terms: nothing to hold
     assert Bm25([], {"text": 1.0}).held(["quokka"]) == 0.0
     assert math.isclose(index.held(analyse("walrus walrus")), 1.0)                          # a term counts once
 

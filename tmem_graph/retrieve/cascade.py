@@ -172,7 +172,7 @@ class Cascade:
             ranked[f"{name}_ids"], ranked[f"{name}_scores"] = [k for k, _ in found], [v for _, v in found]
         # how close the nearest turn is in words (None: a query without words, e.g. stop words
         # alone): with the nearest in meaning, it decides a weak match
-        ranked["turn_words"] = lexicon.kinds["turn"].held(terms) if lexicon is not None and terms else None
+        ranked["turn_words"] = lexicon.kinds["turn"].held(terms) if lexicon is not None else None
 
         families = [f.key for f in SCENE_FAMILIES if scenes_on and f.ablation not in off]
         if items_on and ITEM.ablation not in off:

@@ -111,21 +111,25 @@ class Bm25:
         ranked = ((ids[n], s) for n, s in scores.items())
         return sorted(ranked, key=_best_first) if limit is None else heapq.nsmallest(limit, ranked, key=_best_first)
 
-    def held(self, terms: list[str], field: str = "text") -> float:
+    def held(self, terms: list[str], field: str = "text") -> float | None:
         """The largest share of the terms' weight that one object holds in `field`: each term
         weighs its IDF on these statistics (a term no object has weighs the most), and an object
-        holds the weight of the terms it has, however often. 1.0 when one object has every term;
-        0.0 without terms or when none has any. How close the nearest object is in words, whatever
-        the length of the query or of the object (`RetrievalSettings.weak_words`)."""
+        holds the weight of the terms it has, however often. 1.0 when one object has every term,
+        0.0 when none has any; None without terms (nothing to hold). How close the nearest object
+        is in words, whatever the length of the query or of the object
+        (`RetrievalSettings.weak_words`)."""
+        if not terms:
+            return None
         docs, postings = self.having.get(field, 0), self.postings.get(field, {})
-        weight = {t: math.log(1 + (docs - len(postings.get(t, ())) + 0.5) / (len(postings.get(t, ())) + 0.5))
-                  for t in dict.fromkeys(terms)}
-        total = sum(weight.values())
         held: defaultdict[int, float] = defaultdict(float)
-        for term, w in weight.items():
-            for n, _ in postings.get(term, ()):
-                held[n] += w
-        return max(held.values(), default=0.0) / total if total > 0 else 0.0
+        total = 0.0
+        for term in dict.fromkeys(terms):
+            hits = postings.get(term, ())
+            weight = math.log(1 + (docs - len(hits) + 0.5) / (len(hits) + 0.5))
+            total += weight
+            for n, _ in hits:
+                held[n] += weight
+        return max(held.values(), default=0.0) / total
 
 
 def _best_first(pair: tuple[str, float]) -> tuple[float, str]:
