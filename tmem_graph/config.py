@@ -72,6 +72,7 @@ class RetrievalSettings:
     cue_in_fusion: bool = True  # SceneCue / TrigRecall rankings join the final fusion of their layer
     fusion: str = "lanes"     # final fusion of the scene and item layers, one of FUSIONS (docs/retrieval.md)
     associative_share: float = 0.4   # share of a layer's budget the associative lane keeps ("lanes")
+    scene_associative_share: float | None = None   # the scene layer's own share (None: associative_share)
     associative_first: bool = False  # the scenes' associative lane takes the first place ("lanes"; weak default)
     cue_fusion: str = "strongest"    # how SceneCue fuses its channels, one of CUE_FUSIONS
     horizon_views: str = "mean"      # a scene's Horizon score: its views' mean or its best view, one of HORIZON_VIEWS
@@ -105,6 +106,11 @@ class RetrievalSettings:
     # words"; 0: words never make a match strong)
     weak_words: float = 0.38
     weak_associative_share: float = 0.8
+    # ... and a weak match's recall without a budget gives this share of its kS scene places to
+    # the associative lane (1: all of them; its items keep `weak_associative_share`). Packed, the
+    # pointers hold the associative scenes, and the scenes keep `weak_associative_share`
+    # (docs/retrieval.md, "The places of a weak match's scenes")
+    weak_listed_share: float = 1.0
     weak_associative_first: bool = True
     weak_cue_share: float = 0.9
     weak_lane_share: float = 0.0
@@ -139,8 +145,11 @@ class RetrievalSettings:
                                                       or not 1 <= self.answer_budget_tokens <= MAX_BUDGET_TOKENS):
             raise ConfigError(f"answer_budget_tokens {self.answer_budget_tokens!r}: must be an integer from 1 to "
                               f"{MAX_BUDGET_TOKENS}, or None (kS whole scenes and kI items)")
-        if not 0.0 <= self.associative_share <= 1.0:
-            raise ConfigError(f"associative_share {self.associative_share}: must lie in [0, 1]")
+        for name in ("associative_share", "scene_associative_share"):
+            value = getattr(self, name)
+            if value is not None or name == "associative_share":
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+                    raise ConfigError(f"{name} {value!r}: must lie in [0, 1]")
         if isinstance(self.lane_share, bool) or not isinstance(self.lane_share, (int, float)) \
                 or not 0.0 <= self.lane_share < 1.0:
             raise ConfigError(f"lane_share {self.lane_share!r}: must lie in [0, 1) (0: no turn lane)")
@@ -156,8 +165,8 @@ class RetrievalSettings:
         if self.weak_match > 0:   # the weak shares are checked as settings of their own, budget or not
             try:
                 replace(self, budget_tokens=1, weak_match=0.0, associative_share=self.weak_associative_share,
-                        cue_share=self.weak_cue_share, lane_share=self.weak_lane_share,
-                        lane_dense_weight=self.weak_lane_dense_weight)
+                        scene_associative_share=self.weak_listed_share, cue_share=self.weak_cue_share,
+                        lane_share=self.weak_lane_share, lane_dense_weight=self.weak_lane_dense_weight)
             except ConfigError as exc:
                 raise ConfigError(f"the weak-match settings (weak_*): {exc}") from None
         for name in ("associative_first", "weak_associative_first", "cue_in_fusion"):
@@ -192,7 +201,8 @@ class RetrievalSettings:
         """The settings a recall runs with once the score of its nearest turn (`match`) and the
         share of the query's word weight its nearest turn in words holds (`words`) are known: a
         weak match (`weak`), `weak_associative_share` takes the place of `associative_share`,
-        without a budget `weak_associative_order` and `weak_associative_first` those of
+        without a budget `weak_listed_share` that of the scene layer's share and
+        `weak_associative_order` and `weak_associative_first` those of
         `associative_order` and `associative_first` (packed, the scenes are listed in that
         recall's order, `Recall.ranked`), and with a budget, the weak shares that of
         `cue_share`, `lane_share` and `lane_dense_weight`; otherwise these settings."""
@@ -201,7 +211,8 @@ class RetrievalSettings:
         changes = {"associative_share": self.weak_associative_share, "weak_match": 0.0}
         if self.budget_tokens is None:   # packed, SceneCue's order measured better (docs/retrieval.md)
             changes.update(associative_order=self.weak_associative_order,
-                           associative_first=self.weak_associative_first)
+                           associative_first=self.weak_associative_first,
+                           scene_associative_share=self.weak_listed_share)
         else:
             changes.update(cue_share=self.weak_cue_share, lane_share=self.weak_lane_share,
                            lane_dense_weight=self.weak_lane_dense_weight)

@@ -40,9 +40,11 @@ def memories(store, encoder):
     docs = {"conv26": fixture_document(), "team": load_fixture(),
             "synthetic": synthetic_memory("test-equiv-synthetic", n_items=500, n_scenes=60,
                                           turns_per_scene=10, horizon_per_scene=12)}
-    for doc in docs.values():
-        api.import_memory(doc, store=store, encoder=encoder, replace=True)
-    yield {name: doc["memory_id"] for name, doc in docs.items()}
+    # the cascades address a memory by the id its objects carry: its name, or after a batched
+    # replacement (a memory of that name left by an interrupted run) the staged version's `pid`
+    pids = {name: api.import_memory(doc, store=store, encoder=encoder, replace=True)[0].pid
+            for name, doc in docs.items()}
+    yield pids
     for doc in docs.values():
         store.drop(doc["memory_id"])
 

@@ -18,7 +18,7 @@ from tmem_graph.config import RetrievalSettings
 from tmem_graph.retrieve.cascade import Cascade
 from tmem_graph.retrieve.evidence import CUE_HEADING, day
 from tmem_graph.retrieve.results import ABLATIONS
-from tmem_graph.retrieve.select import associative
+from tmem_graph.retrieve.select import associative, associative_lane
 
 HORIZON_QUERY = "Travelling for two weeks soon, who could mind things at home meanwhile?"  # -> td-s4 (the dog)
 BRIDGE_QUERY = "I am going away for ten days next month, what should I arrange before leaving?"  # -> td-i6
@@ -353,15 +353,22 @@ def test_a_weak_match_hands_over_associative_pointers(store, encoder, new_id, te
             shares = RetrievalSettings(budget_tokens=600, weak_cue_share=0.5, weak_lane_share=weak_lane)
             before_packing = Cascade(store, shares.for_budget()).recall(mem.id, query, vector)
             assert before_packing.weak and bool(before_packing.lane) is expect
-        # unpacked, a weak match lists first the chosen scene its associative order ranks highest
+        # unpacked, a weak match's scene places are all the associative lane's, in its order; with
+        # a descriptive place (`weak_listed_share` under 1) it lists first the chosen scene its
+        # associative order ranks highest
         for ask in (query, "I am going away for ten days next month, what should I arrange before leaving?"):
             whole = mem.recall(ask, settings=RetrievalSettings(), trace=True)
             cfg_weak = RetrievalSettings().split_for(whole.match)
-            order = [key for key, _ in associative(whole.trace["scenes"], cfg_weak)]
-            assert whole.weak and cfg_weak.associative_first
-            assert whole.scenes[0].id == min(scene_ids(whole), key=lambda s: order.index(s) if s in order else len(order))
-            plain = mem.recall(ask, settings=RetrievalSettings(weak_associative_first=False))
-            assert sorted(scene_ids(plain)) == sorted(scene_ids(whole)) and plain.scenes[0].lane == "descriptive"
+            lane = [key for key, _ in associative_lane(whole.trace["scenes"], cfg_weak)]
+            n = len(whole.scenes)   # the example's four scenes
+            assert whole.weak and cfg_weak.associative_first and len(lane) >= n >= 3
+            assert scene_ids(whole) == lane[:n] and {s.lane for s in whole.scenes} == {"associative"}
+            mixed = mem.recall(ask, settings=RetrievalSettings(weak_listed_share=0.8), trace=True)
+            order = [key for key, _ in associative(mixed.trace["scenes"], cfg_weak)]
+            assert mixed.scenes[0].id == min(scene_ids(mixed), key=lambda s: order.index(s) if s in order else len(order))
+            assert "descriptive" in {s.lane for s in mixed.scenes}
+            plain = mem.recall(ask, settings=RetrievalSettings(weak_listed_share=0.8, weak_associative_first=False))
+            assert sorted(scene_ids(plain)) == sorted(scene_ids(mixed)) and plain.scenes[0].lane == "descriptive"
         for ask in (query, "When did Bob adopt his greyhound Biscuit?"):   # both rank their first scenes alike
             whole = scene_ids(mem.recall(ask, settings=RetrievalSettings()))
             assert scene_ids(mem.recall(ask, settings=RetrievalSettings(budget_tokens=2000)))[:len(whole)] == whole

@@ -67,9 +67,14 @@ def test_lanes_quotas_order_and_dedupe():
                                    ("a2", "associative"), ("d3", "descriptive")]
     # share 0.6 of 5 = 3 associative places; "d2" counts once, in the lane that reached it first
     assert ids(lanes(d, a, 5, 0.6)) == ["d1", "a1", "d2", "a2", "a3"]
-    # the first place is always descriptive, even when the share would take it
+    # under a share of 1 the first place is always descriptive, even when the share would take it
     assert lanes(d, a, 1, 0.9) == [("d1", "descriptive")]
-    assert ids(lanes(d, a, 3, 1.0)) == ["d1", "a1", "d2"]  # the associative lane had a1, a2; d2 is its 2nd
+    assert ids(lanes(d, a, 3, 0.9)) == ["d1", "a1", "d2"]  # the associative lane had a1, a2; d2 is its 2nd
+    # a share of 1 gives the associative lane every place; "d2" is its own second
+    assert lanes(d, a, 3, 1.0) == [("a1", "associative"), ("d2", "associative"), ("a2", "associative")]
+    assert lanes(d, a, 1, 1.0) == [("a1", "associative")]
+    # ... and when it runs dry, the descriptive lane fills the rest
+    assert lanes(d, ["a1"], 3, 1.0) == [("a1", "associative"), ("d1", "descriptive"), ("d2", "descriptive")]
     assert ids(lanes(d, [], 3, 0.4)) == ["d1", "d2", "d3"]  # a dry lane leaves its places
     assert ids(lanes(["d1"], a, 4, 0.4)) == ["d1", "a1", "d2", "a2"]
     assert lanes([], [], 3, 0.4) == []
@@ -230,6 +235,15 @@ def test_a_weak_match_is_packed_with_the_weak_shares():
     unpacked = RetrievalSettings(weak_match=0.75, weak_associative_share=0.8)
     assert unpacked.split_for(0.1).cue_share == 0.0 and unpacked.split_for(0.1).associative_share == 0.8
     assert unpacked.split_for(0.8).associative_share == 0.4
+    # without a budget a weak match's scenes take `weak_listed_share` of their places; packed,
+    # and for a strong match, the scene layer keeps the layers' share
+    assert unpacked.split_for(0.1).scene_associative_share == unpacked.weak_listed_share == 1.0
+    assert unpacked.split_for(0.8).scene_associative_share is None
+    assert weak.scene_associative_share is None
+    with pytest.raises(ConfigError, match=r"weak-match settings \(weak_\*\): scene_associative_share 1.5"):
+        RetrievalSettings(weak_listed_share=1.5)
+    with pytest.raises(ConfigError, match="scene_associative_share -0.1"):
+        RetrievalSettings(scene_associative_share=-0.1)
     assert RetrievalSettings(budget_tokens=1000, weak_match=0).split_for(0.1).lane_share == 0.4  # 0: never
     with pytest.raises(ConfigError, match="lane_share 1.2"):
         RetrievalSettings(budget_tokens=1000, weak_match=0.7, weak_lane_share=1.2)
@@ -296,7 +310,7 @@ def test_a_weak_match_orders_the_associative_lane_by_the_horizon_family_scenecue
     cands = SceneCandidates(bm25=[("d0", 3.0)], dense=dense, cue=[("a", 1.0), ("b", 0.9), ("c", 0.6), ("h", 0.5)],
                             cue_lists=lists, via={k: ["topic"] for k, _ in dense})
     cfg = RetrievalSettings(k_scenes=3, weak_match=0.75, associative_share=0.5, weak_associative_share=0.5,
-                            weak_associative_order="horizon+scenecue+dense")
+                            weak_listed_share=0.5, weak_associative_order="horizon+scenecue+dense")
     weak = cfg.split_for(0.5)
     assert weak.associative_order == "horizon+scenecue+dense"
     # and lists the associative lane's first scene first (the same scenes: docs/retrieval.md)
@@ -316,13 +330,31 @@ def test_a_weak_match_orders_the_associative_lane_by_the_strongest_of_the_horizo
     dense = [("d0", 0.9), ("c", 0.6), ("b", 0.55), ("a", 0.5), ("e", 0.2), ("h", 0.1)]
     cands = SceneCandidates(bm25=[("d0", 3.0)], dense=dense, cue=[("a", 1.0), ("b", 0.9), ("c", 0.6), ("h", 0.5)],
                             cue_lists=lists, via={k: ["topic"] for k, _ in dense})
-    cfg = RetrievalSettings(k_scenes=3, weak_match=0.75, associative_share=0.5, weak_associative_share=0.5)
+    cfg = RetrievalSettings(k_scenes=3, weak_match=0.75, associative_share=0.5, weak_associative_share=0.5,
+                            weak_listed_share=0.5)
     weak = cfg.split_for(0.5)
     assert weak.associative_order == "strongest(horizon,dense)" == RetrievalSettings().weak_associative_order
     assert [key for key, _ in associative(cands, weak)][:3] == ["h", "d0", "c"]
     assert [s.id for s in select_scenes(cands, weak)] == ["h", "d0", "c"]
     rrf_order = dataclasses.replace(weak, associative_order="horizon+scenecue+dense")
     assert "h" not in [s.id for s in select_scenes(cands, rrf_order)]
+
+
+def test_a_weak_match_without_a_budget_gives_every_scene_place_to_the_associative_order():
+    # "d0" leads the descriptive order and is last by the Horizon family: at the default
+    # `weak_listed_share` (1) the three places are the associative order's first three in the
+    # pool; at 0.8 one place stays descriptive, and packed the scenes keep `weak_associative_share`
+    lists = {"dialogue": [("a", 0.9)], "horizon": [("h", 0.9), ("b", 0.8), ("c", 0.7), ("e", 0.6), ("d0", 0.1)]}
+    dense = [("d0", 0.9), ("a", 0.5), ("b", 0.45), ("c", 0.4), ("e", 0.35), ("h", 0.3)]
+    cands = SceneCandidates(bm25=[("d0", 3.0)], dense=dense, cue=[("a", 1.0), ("h", 0.5)],
+                            cue_lists=lists, via={k: ["topic"] for k, _ in dense})
+    cfg = RetrievalSettings(k_scenes=3, weak_match=0.75, weak_associative_order="horizon")
+    assert [s.id for s in select_scenes(cands, cfg.split_for(0.5))] == ["h", "b", "c"]
+    assert {s.lane for s in select_scenes(cands, cfg.split_for(0.5))} == {"associative"}
+    assert [s.id for s in select_scenes(cands, dataclasses.replace(cfg, weak_listed_share=0.8).split_for(0.5))] \
+        == ["h", "d0", "b"]
+    packed = dataclasses.replace(cfg, budget_tokens=750).split_for(0.5)   # kS 3: k_scenes stays 3 at 750 tokens
+    assert packed.scene_associative_share is None and "d0" in [s.id for s in select_scenes(cands, packed)]
 
 
 def test_a_weak_match_orders_the_associative_lane_by_the_horizon_family_and_scenecue():
@@ -332,7 +364,8 @@ def test_a_weak_match_orders_the_associative_lane_by_the_horizon_family_and_scen
     dense = [("d0", 0.9), ("a", 0.5), ("b", 0.4), ("c", 0.35), ("h", 0.3)]
     cands = SceneCandidates(bm25=[("d0", 3.0)], dense=dense, cue=[("a", 1.0), ("b", 0.9), ("c", 0.6), ("h", 0.5)],
                             cue_lists=lists, via={k: ["topic"] for k, _ in dense})
-    cfg = RetrievalSettings(k_scenes=3, weak_match=0.75, associative_share=0.5, weak_associative_share=0.5)
+    cfg = RetrievalSettings(k_scenes=3, weak_match=0.75, associative_share=0.5, weak_associative_share=0.5,
+                            weak_listed_share=0.5)
     assert [s.id for s in select_scenes(cands, cfg.split_for(0.9))] == ["d0", "a", "b"]   # strong: SceneCue's
     weak = dataclasses.replace(cfg, weak_associative_order="horizon+scenecue").split_for(0.5)
     assert weak.associative_order == "horizon+scenecue"

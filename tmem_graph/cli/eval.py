@@ -52,7 +52,7 @@ def _fusion(memory) -> str:
     weak = (f"; a weak match (nearest turn under {r.weak_match:g}{words}): associative share {r.weak_associative_share:g}"
             + (f", {r.cue_from} pointers {r.weak_cue_share:g}"
                + (f" and the nearest turns {r.weak_lane_share:g}" if r.weak_lane_share else "") + " of the budget"
-               if r.budget_tokens else "")) if r.weak_match else ""
+               if r.budget_tokens else f" (of its scenes' places {r.weak_listed_share:g})")) if r.weak_match else ""
     return f"{fusion}, SceneCue {r.cue_fusion}{weak}"
 
 

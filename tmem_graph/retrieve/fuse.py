@@ -107,14 +107,16 @@ def score_fusion(lists: Mapping[str, Mapping[str, float]], pool: Sequence[str]) 
 def lanes(descriptive: Sequence[str], associative: Sequence[str], k: int,
           associative_share: float, lead: str = "descriptive") -> list[tuple[str, str]]:
     """The first `k` ids of two rankings, each lane keeping its own order: the associative
-    lane holds floor(k × share + ½) places but never all of them (with k = 1 the descriptive
-    lane has the one), the descriptive lane the rest. The lanes alternate, `lead` first,
+    lane holds floor(k × share + ½) places but, under a share of 1, never all of them (with
+    k = 1 the descriptive lane has the one), the descriptive lane the rest; a share of 1 gives
+    the associative lane every place. The lanes alternate, `lead` first,
     until one has filled its places; a lane that runs dry leaves its places to the other.
     An id counts once, in the lane that reached it first. With `lead` "associative" the same
     ids are chosen and the one the associative ranking puts highest is listed first (in
     whichever lane it came). Returns (id, lane) pairs, lanes named "descriptive" and
     "associative"."""
-    quota = {"associative": min(int(k * associative_share + 0.5), max(k - 1, 0))}
+    places = k if associative_share >= 1.0 else min(int(k * associative_share + 0.5), max(k - 1, 0))
+    quota = {"associative": places}
     quota["descriptive"] = k - quota["associative"]
     queues = {"descriptive": list(descriptive), "associative": list(associative)}
     other = {"descriptive": "associative", "associative": "descriptive"}

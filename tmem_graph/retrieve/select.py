@@ -112,7 +112,7 @@ def trig_recall(views: list[dict], cfg: RetrievalSettings, via: dict[str, list[s
 
 def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
                cfg: RetrievalSettings, passages: Scored = (),
-               lead: str = "descriptive") -> list[tuple[str, float, str | None]]:
+               lead: str = "descriptive", share: float | None = None) -> list[tuple[str, float, str | None]]:
     """The final fusion of one layer with the strategy `cfg.fusion` (see fuse.py): the pool is
     `dense` (every candidate has a cosine); `lexical` and `associative` rank parts of it.
     `passages` ranks candidates by their best part (scenes by their best turn): with "lanes" and
@@ -120,8 +120,9 @@ def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
     neither it nor `lexical` ranks following in `dense` order (docs/retrieval.md, "The turn
     channel"); the other fusions ignore it. `lead` is the lane "lanes" gives the first place
     (scenes pass "associative" for a weak match, `cfg.associative_first`; items keep the
-    descriptive lead). Returns the top `k` as (id, score, lane), lane None unless the fusion is
-    "lanes" or "joint" (which names the order that ranks it higher)."""
+    descriptive lead); `share` the associative lane's share of the places ("lanes"; None:
+    `cfg.associative_share`). Returns the top `k` as (id, score, lane), lane None unless the
+    fusion is "lanes" or "joint" (which names the order that ranks it higher)."""
     pool = _ids(dense)
     lists = {"bm25": _ids(lexical), "dense": pool}
     if cfg.cue_in_fusion and associative:
@@ -149,7 +150,8 @@ def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
         taken = {"descriptive": 0, "associative": 0}
         out = []
         score = 1.0 / cfg.k0
-        for key, lane in lanes(descriptive, lists.get("cue", []), k, cfg.associative_share, lead):
+        share = cfg.associative_share if share is None else share
+        for key, lane in lanes(descriptive, lists.get("cue", []), k, share, lead):
             taken[lane] += 1  # score 1/(k0 + n) for a lane's n-th place, never rising down the list (a
             score = min(score, 1.0 / (cfg.k0 + taken[lane]))   # lane that ran dry leaves the other its places)
             out.append((key, score, lane))
@@ -219,10 +221,12 @@ def associative_lane(c: SceneCandidates, cfg: RetrievalSettings) -> Scored:
 
 
 def select_scenes(c: SceneCandidates, cfg: RetrievalSettings) -> list[RecalledScene]:
-    """The top k_scenes of the pool by the final fusion, each with `via` and its ranks."""
+    """The top k_scenes of the pool by the final fusion (the associative lane's share
+    `cfg.scene_associative_share`, else `cfg.associative_share`), each with `via` and its ranks."""
     cue = associative_lane(c, cfg)
     lead = "associative" if cfg.associative_first else "descriptive"
-    fused = fuse_layer(c.bm25, c.dense, cue, cfg.k_scenes, cfg, passages=c.turn, lead=lead)
+    fused = fuse_layer(c.bm25, c.dense, cue, cfg.k_scenes, cfg, passages=c.turn, lead=lead,
+                       share=cfg.scene_associative_share)
     rankings = {**{n: _ids(r) for n, r in c.cue_lists.items()},
                 "bm25": _ids(c.bm25), "dense": _ids(c.dense), "turn": _ids(c.turn), lane_list(c, cfg): _ids(cue)}
     return [RecalledScene(id=s, title=None, time=None, score=score, via=c.via[s],
