@@ -16,6 +16,9 @@
 // writer's `committing` mark is set: the caller knows it is stale; otherwise a recall that finds
 // a commit under way gets the state alone); view depths $scene_limit, $horizon_limit,
 // $item_limit, $lane_limit; $horizon_mean and $horizon_whole (booleans, below); $speaker (null: every persona).
+// Every ranking leaves out what reads as null: a node a concurrent replacement or drop deleted
+// after the search found it (its parallel lists keep one length; the version the second query
+// reads tells the caller the memory changed).
 // Columns: exists, version, committing, host, pid (the memory's state); the rankings
 // topic_dense, scene_dense, dialogue, lane_dense (the $lane_limit turns nearest the query by
 // their passage embedding, of those a scene holds, with their scenes in lane_dense_scenes: pending
@@ -41,7 +44,7 @@ CALL (exists, committing) {
   MATCH (n:Topic)
     SEARCH n IN (VECTOR INDEX topic_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $topic_k)
     SCORE AS score
-  WITH n, score ORDER BY score DESC, n.id
+  WITH n, score WHERE n.id IS NOT NULL ORDER BY score DESC, n.id
   RETURN collect(n.id) AS topic_dense_ids, collect(score) AS topic_dense_scores
 }
 CALL (topic_dense_ids) {
@@ -56,7 +59,7 @@ CALL (exists, committing) {
   MATCH (n:Scene)
     SEARCH n IN (VECTOR INDEX scene_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $scene_k)
     SCORE AS score
-  WITH n, score ORDER BY score DESC, n.id
+  WITH n, score WHERE n.id IS NOT NULL ORDER BY score DESC, n.id
   RETURN collect(n.id) AS scene_dense_ids, collect(score) AS scene_dense_scores
 }
 CALL (exists, committing) {
@@ -65,7 +68,7 @@ CALL (exists, committing) {
   MATCH (n:Scene)
     SEARCH n IN (VECTOR INDEX scene_dialogue_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $dialogue_k)
     SCORE AS score
-  WITH n, score ORDER BY score DESC, n.id
+  WITH n, score WHERE n.id IS NOT NULL ORDER BY score DESC, n.id
   RETURN collect(n.id) AS dialogue_ids, collect(score) AS dialogue_scores
 }
 CALL (exists, committing) {
@@ -76,7 +79,8 @@ CALL (exists, committing) {
     SEARCH n IN (VECTOR INDEX turn_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $lane_limit)
     SCORE AS score
   MATCH (s:Scene)-[:HAS_TURN]->(n)
-  WITH s.id AS scene, n.id AS turn, score ORDER BY score DESC, turn
+  WITH s.id AS scene, n.id AS turn, score WHERE scene IS NOT NULL AND turn IS NOT NULL
+  ORDER BY score DESC, turn
   RETURN collect(turn) AS lane_dense_ids, collect(score) AS lane_dense_scores, collect(scene) AS lane_dense_scenes
 }
 CALL (exists, committing) {
@@ -86,7 +90,8 @@ CALL (exists, committing) {
     SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
                  WHERE v.memory_id = $memory_id AND v.family = 'scene' LIMIT $scene_limit)
     SCORE AS score
-  WITH v.host_id AS host, max(score) AS score ORDER BY score DESC, host
+  WITH v.host_id AS host, score WHERE host IS NOT NULL
+  WITH host, max(score) AS score ORDER BY score DESC, host
   RETURN collect(host) AS scene_trigger_ids, collect(score) AS scene_trigger_scores
 }
 CALL (exists, committing) {
@@ -96,6 +101,7 @@ CALL (exists, committing) {
     SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
                  WHERE v.memory_id = $memory_id AND v.family = 'horizon' LIMIT $horizon_limit)
     SCORE AS score
+  WITH v, score WHERE v.host_id IS NOT NULL
   WITH collect({host: v.host_id, score: score, view: v}) AS found, min(score) AS floor
   UNWIND found AS f
   WITH f.host AS host, floor, max(f.score) AS best, sum(f.score) AS total, count(*) AS returned,
@@ -122,7 +128,7 @@ CALL (exists, committing) {
     SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
                  WHERE v.memory_id = $memory_id AND v.family = 'item' LIMIT $item_limit)
     SCORE AS score
-  WITH v, score ORDER BY score DESC, v.host_id, v.position
+  WITH v, score WHERE v.host_id IS NOT NULL AND v.position IS NOT NULL ORDER BY score DESC, v.host_id, v.position
   RETURN collect([v.host_id, v.position, v.channel, score]) AS item_views
 }
 CALL (exists, committing) {
@@ -131,7 +137,7 @@ CALL (exists, committing) {
   MATCH (n:Item)
     SEARCH n IN (VECTOR INDEX item_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $item_k)
     SCORE AS score
-  WITH n, score ORDER BY score DESC, n.id
+  WITH n, score WHERE n.id IS NOT NULL ORDER BY score DESC, n.id
   RETURN collect(n.id) AS item_dense_ids, collect(score) AS item_dense_scores
 }
 CALL (topic_scenes, scene_dense_ids, dialogue_ids, lane_dense_scenes, scene_trigger_ids, horizon_ids) {
@@ -139,12 +145,13 @@ CALL (topic_scenes, scene_dense_ids, dialogue_ids, lane_dense_scenes, scene_trig
   UNWIND ids AS id
   WITH DISTINCT id
   MATCH (s:Scene {memory_id: $memory_id, id: id})
-  WHERE s.embedding IS NOT NULL
-  RETURN collect(id) AS scene_cosine_ids, collect(vector.similarity.cosine(s.embedding, $vector)) AS scene_cosine_scores
+  WITH id, vector.similarity.cosine(s.embedding, $vector) AS score WHERE score IS NOT NULL
+  RETURN collect(id) AS scene_cosine_ids, collect(score) AS scene_cosine_scores
 }
 CALL (exists, committing) {
   WITH exists WHERE exists AND (NOT committing OR $past_commit) AND $recent_lexical
   MATCH (t:Pending {memory_id: $memory_id})
+  WHERE t.id IS NOT NULL AND t.text IS NOT NULL
   RETURN collect([t.id, t.text]) AS recent_texts
 }
 CALL (exists, committing) {
@@ -152,6 +159,7 @@ CALL (exists, committing) {
   MATCH (t:Pending {memory_id: $memory_id})
   WHERE t.embedding IS NOT NULL
   WITH t, vector.similarity.cosine(t.embedding, $vector) AS score
+  WHERE t.id IS NOT NULL AND score IS NOT NULL
   ORDER BY score DESC, t.id
   LIMIT $limit
   RETURN collect(t.id) AS recent_dense_ids, collect(score) AS recent_dense_scores
