@@ -145,11 +145,12 @@ class RetrievalSettings:
                                                       or not 1 <= self.answer_budget_tokens <= MAX_BUDGET_TOKENS):
             raise ConfigError(f"answer_budget_tokens {self.answer_budget_tokens!r}: must be an integer from 1 to "
                               f"{MAX_BUDGET_TOKENS}, or None (kS whole scenes and kI items)")
-        for name in ("associative_share", "scene_associative_share"):
-            value = getattr(self, name)
-            if value is not None or name == "associative_share":
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-                    raise ConfigError(f"{name} {value!r}: must lie in [0, 1]")
+        shares = {"associative_share": self.associative_share}
+        if self.scene_associative_share is not None:   # None: the scene layer takes associative_share
+            shares["scene_associative_share"] = self.scene_associative_share
+        for name, value in shares.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+                raise ConfigError(f"{name} {value!r}: must lie in [0, 1]")
         if isinstance(self.lane_share, bool) or not isinstance(self.lane_share, (int, float)) \
                 or not 0.0 <= self.lane_share < 1.0:
             raise ConfigError(f"lane_share {self.lane_share!r}: must lie in [0, 1) (0: no turn lane)")
