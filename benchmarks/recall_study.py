@@ -161,7 +161,7 @@ class Replay:
         depth = cfg.lane_depth()   # the lane's lists as deep as this budget asks them (the trace's are deeper)
         weight = {"bm25": 1.0, "dense": cfg.lane_dense_weight}
         lane = sorted((t for t in q["lane"] if min(t.ranks.values()) <= depth),
-                      key=lambda t: -sum(weight[c] / (cfg.k0 + n) for c, n in t.ranks.items() if n <= depth))
+                      key=lambda t: -sum(weight[c] / (cfg.lane_k0 + n) for c, n in t.ranks.items() if n <= depth))
         recall = Recall(self.data["memory"], q["query"], scenes=chosen, items=items, cue=cue,
                         lane=lane if cfg.lane_share > 0 else [], turn_scores=q["turn_scores"])
         if cfg.budget_tokens is None:

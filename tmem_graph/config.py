@@ -88,6 +88,9 @@ class RetrievalSettings:
                                 # (default), "horizon" (the Horizon family's order), "scenecue"
                                 # (SceneCue's) or an RRF of those (and the scene vector's)
     lane_dense_weight: float = 1.0  # the turn lane's RRF weight of the passage cosine against BM25's 1
+    # the turn lane's RRF k0: each list's own first turns lead (60, flat hybrid's, flattens them);
+    # chosen leave-one-memory-out, five folds of six 5, one 10 (docs/retrieval.md, "The turn lane's order")
+    lane_k0: int = 5
     joint_k0: int = 5         # the "joint" fusion: RRF with this k0 of the descriptive and the associative order
     # with a budget, the associative pass may open one scene of its list per this many tokens of
     # its share: how far down the list it reaches. A pointer, one turn under its day's line, costs
@@ -124,7 +127,7 @@ class RetrievalSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BUDGET:
                 raise ConfigError(f"{name} {value!r}: must be an integer from 0 to {MAX_BUDGET}")
-        for name in ("k0", "cue_k0", "candidates", "joint_k0", "opening_tokens"):  # a depth of 0 is refused by Neo4j
+        for name in ("k0", "cue_k0", "lane_k0", "candidates", "joint_k0", "opening_tokens"):  # a depth of 0 is refused by Neo4j
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_BUDGET:
                 raise ConfigError(f"{name} {value!r}: must be an integer from 1 to {MAX_BUDGET}")

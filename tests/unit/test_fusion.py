@@ -14,7 +14,7 @@ from tmem_graph.config import RetrievalSettings
 from tmem_graph.errors import ConfigError
 from tmem_graph.retrieve.fuse import lanes, normalise, rrf, rrf_tail, standardise, strongest
 from tmem_graph.retrieve.select import (ItemCandidates, SceneCandidates, associative, fuse_layer, scene_cue, select_cue,
-                                        select_items, select_scenes, trig_recall)
+                                        select_items, select_lane, select_scenes, trig_recall)
 
 # ten lexical decoys d0..d9 and the associative target "cue": BM25 ranks only the decoys (the
 # target shares no word with the query), the pool cosine puts the target 8th, SceneCue puts it
@@ -160,7 +160,9 @@ def test_select_items_uses_the_trigger_lane():
                                               ({"lane_share": 1.0}, "lane_share 1.0"),
                                               ({"lane_share": "half"}, "lane_share 'half'"),
                                               ({"cue_from": "items"}, "cue_from 'items'"),
-                                              ({"horizon_views": "max"}, "horizon_views 'max'")])
+                                              ({"horizon_views": "max"}, "horizon_views 'max'"),
+                                              ({"lane_k0": 0}, "lane_k0 0: must be an integer from 1"),
+                                              ({"lane_k0": 2.5}, "lane_k0 2.5")])
 def test_settings_refuse_unknown_fusions(changes, message):
     with pytest.raises(ConfigError, match=message):
         RetrievalSettings(**changes)
@@ -224,6 +226,18 @@ def test_the_associative_pass_takes_its_scenes_from_the_list_it_is_told():
     assert scene.lane == "cue" and scene.ranks == {"horizon": 1, "dialogue": 2} and "horizon" in scene.via
     first = next(s for s in select_cue(cands, two(cue_from="scenecue")) if s.id == "a")   # SceneCue's first
     assert first.ranks == {"dialogue": 1, "horizon": 3, "cue": 1}   # SceneCue's own place as "cue"
+
+
+def test_the_turn_lane_leads_with_each_lists_own_first_turns():
+    # "w" is BM25's first and dense's 40th, "d" dense's first alone; "m" is eighth in both: flat
+    # hybrid's k0 (60) ranks "m" first, the lane's (5) the lists' own firsts ahead of it
+    bm25 = [("w", 9.0)] + [(f"x{n}", 8.0 - n / 10) for n in range(6)] + [("m", 7.0)]
+    dense = [("d", 0.9)] + [(f"y{n}", 0.89 - n / 100) for n in range(6)] + [("m", 0.8)] + \
+        [(f"e{n}", 0.7 - n / 100) for n in range(31)] + [("w", 0.4)]
+    assert [t.id for t in select_lane(bm25, dense, RetrievalSettings(lane_k0=60))][:1] == ["m"]
+    lane = select_lane(bm25, dense, RetrievalSettings())
+    assert RetrievalSettings().lane_k0 == 5 and [t.id for t in lane][:3] == ["w", "d", "m"]
+    assert lane[0].ranks == {"bm25": 1, "dense": 40} and lane[0].via == ["bm25", "dense"]
 
 
 def test_a_weak_match_is_packed_with_the_weak_shares():

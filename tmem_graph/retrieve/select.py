@@ -301,8 +301,8 @@ def best_per_scene(turns: Scored, scenes: list[str]) -> Scored:
 
 def select_lane(bm25: Scored, dense: Scored, cfg: RetrievalSettings) -> list[LaneTurn]:
     """The turn lane: the turns some scene holds, their BM25 and passage-cosine rankings fused by
-    RRF, the cosine's terms weighted by `lane_dense_weight` (1: as flat hybrid retrieval ranks
-    them); texts and scenes are filled in by the caller."""
+    RRF with k0 `lane_k0`, the cosine's terms weighted by `lane_dense_weight` (k0 60 and weight 1:
+    as flat hybrid retrieval ranks them); texts and scenes are filled in by the caller."""
     lists = {"bm25": _ids(bm25), "dense": _ids(dense)}
     return [LaneTurn(key, "", "", None, 0, {}, score, [c for c in lists if key in lists[c]], ranks_of(key, lists))
-            for key, score in rrf(lists, cfg.k0, weights={"dense": cfg.lane_dense_weight})]
+            for key, score in rrf(lists, cfg.lane_k0, weights={"dense": cfg.lane_dense_weight})]
