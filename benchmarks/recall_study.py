@@ -57,7 +57,7 @@ from tmem_graph.retrieve.evidence import format_evidence  # noqa: E402
 from tmem_graph.retrieve.lexical import KINDS, Bm25, query_terms  # noqa: E402
 from tmem_graph.retrieve.pack import pack  # noqa: E402
 from tmem_graph.retrieve.results import Recall  # noqa: E402
-from tmem_graph.retrieve.select import (ItemCandidates, scene_cue, select_cue, select_items,  # noqa: E402
+from tmem_graph.retrieve.select import (ItemCandidates, scene_cue, select_cue, select_items, select_lane,  # noqa: E402
                                         select_scenes)
 
 CACHE = Path("eval-out/study")
@@ -159,9 +159,10 @@ class Replay:
             s.turns = stored["turns"]
         items = select_items(self.item_pool(q["trace"].get("items"), {s.id for s in chosen}), deep)
         depth = cfg.lane_depth()   # the lane's lists as deep as this budget asks them (the trace's are deeper)
-        weight = {"bm25": 1.0, "dense": cfg.lane_dense_weight}
-        lane = sorted((t for t in q["lane"] if min(t.ranks.values()) <= depth),
-                      key=lambda t: -sum(weight[c] / (cfg.lane_k0 + n) for c, n in t.ranks.items() if n <= depth))
+        traced = {t.id: t for t in q["lane"]}
+        lists = [[(t.id, 0.0) for t in sorted(traced.values(), key=lambda t: t.ranks.get(c, depth + 1))
+                  if t.ranks.get(c, depth + 1) <= depth] for c in ("bm25", "dense")]
+        lane = [traced[t.id] for t in select_lane(*lists, cfg)]   # fused as the cascade fuses them
         recall = Recall(self.data["memory"], q["query"], scenes=chosen, items=items, cue=cue,
                         lane=lane if cfg.lane_share > 0 else [], turn_scores=q["turn_scores"])
         if cfg.budget_tokens is None:

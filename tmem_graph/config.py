@@ -89,7 +89,7 @@ class RetrievalSettings:
                                 # (SceneCue's) or an RRF of those (and the scene vector's)
     lane_dense_weight: float = 1.0  # the turn lane's RRF weight of the passage cosine against BM25's 1
     # the turn lane's RRF k0: each list's own first turns lead (60, flat hybrid's, flattens them);
-    # chosen leave-one-memory-out, five folds of six 5, one 10 (docs/retrieval.md, "The turn lane's order")
+    # chosen leave-one-memory-out, four folds of six 5, two 10 (docs/retrieval.md, "The turn lane's order")
     lane_k0: int = 5
     joint_k0: int = 5         # the "joint" fusion: RRF with this k0 of the descriptive and the associative order
     # with a budget, the associative pass may open one scene of its list per this many tokens of
