@@ -1,7 +1,9 @@
 """The two-query cascade returns what the five-round-trip cascade before it returned: the same
 ranked scenes and items with the same scores, lanes, `via` and ranks, the same turns and the
 same personas, for every ablation, on a memory built by the local model (the conv26-local
-fixture), on the hand-written example, and on a synthetic LoCoMo-sized memory."""
+fixture), on the hand-written example, and on a synthetic LoCoMo-sized memory. The stepwise
+cascade ranks by exact cosines in Cypher (tests/fixtures/stepwise/), the product by exact
+cosines in its own process (retrieve/vectors.py): the two agree only if both are exact."""
 
 import difflib
 import json
@@ -31,8 +33,21 @@ def fixture_document() -> dict:
 
 
 def comparable(recall) -> str:
+    """The recall's scenes, items and personas as JSON, scores to six places: the product ranks by
+    cosines computed in its process (float32, retrieve/vectors.py), the stepwise cascade by
+    Neo4j's `vector.similarity.cosine`, which differ in their last bits."""
     j = recall.to_json()
-    return json.dumps({k: j[k] for k in ("scenes", "items", "persona")}, sort_keys=True, default=str)
+    return json.dumps(_rounded({k: j[k] for k in ("scenes", "items", "persona")}), sort_keys=True, default=str)
+
+
+def _rounded(value):
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
 
 
 @pytest.fixture(scope="module")

@@ -57,7 +57,7 @@ def test_equal_scores_rank_by_id():
 
 def test_the_cache_forgets_the_least_recently_used_beyond_its_limit():
     def lexicon(version, n):
-        return Lexicon(version, {"turn": Bm25([(str(i), {"text": "x"}) for i in range(n)], {"text": 1.0})}, {})
+        return Lexicon(version, {"turn": Bm25([(str(i), {"text": "x"}) for i in range(n)], {"text": 1.0})})
     cache = LexiconCache(limit=10)
     cache.put("db", "a", lexicon("1", 4))
     cache.put("db", "b", lexicon("1", 4))

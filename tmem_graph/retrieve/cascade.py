@@ -2,10 +2,11 @@
 (with TrigRecall) → persona. The choices (SceneCue, the scene and item fusion, TrigRecall's
 gate) are the pure functions of `select.py`, fed with what two queries return:
 
-1. `retrieve/rankings`: the memory's state, then every ranking that depends only on the query
-   (topics, scenes, dialogues, trigger views at their best per host, items, personas) and the
-   exact cosine of every scene they reached, in one round trip; the BM25 rankings come from the
-   memory's own statistics (`lexical.py`, loaded once per version of the memory);
+1. `retrieve/rankings`: the memory's state, the scenes of the ranked topics, the turns no scene
+   holds yet and the personas, in one round trip; every BM25 and vector ranking is made here, on
+   the memory's own statistics and embeddings (`lexical.py`, `vectors.py`: loaded once per
+   version of the memory, exact, and independent of every other memory), with the exact cosine
+   of every scene they reached;
 2. `retrieve/finish`: the chosen scenes with their turns, the item pool (the chosen scenes'
    items ∪ the items TrigRecall reached), and the memory's state again.
 """
@@ -17,10 +18,11 @@ from dataclasses import replace
 from typing import Iterable
 
 from ..config import HORIZON_MEAN_DEPTH, RetrievalSettings
-from ..errors import DatabaseFault, MemoryBusy, MemoryNotFound, UsageError
+from ..errors import MemoryBusy, MemoryNotFound, UsageError
 from ..store.lease import holder_gone, name_of
 from ..triggers import FAMILIES, HORIZON, ITEM, SCENE_FAMILIES
 from .lexical import CACHE, KINDS, Bm25, Lexicon, build, query_terms
+from .vectors import Vectors
 from .results import COMPONENTS, Recall, RecalledScene
 from .select import (ItemCandidates, SceneCandidates, best_per_scene, fused_orders, scene_cue, select_cue,
                      select_items, select_lane, select_recent, select_scenes, top_topics, trig_recall)
@@ -94,15 +96,7 @@ class Cascade:
         lexicon = self.lexicon(memory_id, None)
         while True:
             params, ranked = self._ranking_params(memory_id, terms, lexicon, vector, speaker, off)
-            try:
-                first = self._run("retrieve/rankings", {**params, "past_commit": False})
-            except DatabaseFault:   # searched deeper than an index now holds: a delete landed since
-                fresh = self.lexicon(memory_id, lexicon)   # the Lexicon was loaded (its counts cap them)
-                if fresh is None or lexicon is None or fresh.version == lexicon.version:
-                    raise
-                self._check_deadline(memory_id, deadline, attempts)
-                lexicon = fresh
-                continue
+            first = self._run("retrieve/rankings", {**params, "past_commit": False})
             before = _state_of(first)
             if first["committing"] and not before["committing"]:  # the mark of a dead writer of this host
                 first = self._run("retrieve/rankings", {**params, "past_commit": True})
@@ -116,6 +110,10 @@ class Cascade:
                     lexicon = self.lexicon(memory_id, lexicon)
                     continue
                 first.update(ranked)
+                reached = [*first["topic_scenes"], first["scene_bm25_ids"], first["scene_dense_ids"], first["dialogue_ids"],
+                           first["lane_dense_scenes"], first["scene_trigger_ids"], first["horizon_ids"]]
+                cosine = lexicon.vectors.cosines((s for ids in reached for s in ids), vector)
+                first["scene_cosine_ids"], first["scene_cosine_scores"] = [k for k, _ in cosine], [v for _, v in cosine]
                 first.update(self._lexical("recent_bm25", first["recent_texts"], terms, KINDS["turn"],
                                            self.cfg.candidates))
                 result, after = self._finish(memory_id, query, vector, off, trace, first)
@@ -184,22 +182,46 @@ class Cascade:
         wanted.update({"topic_embedding": cfg.candidates, "scene_embedding": cfg.candidates,
                        "scene_dialogue_embedding": cfg.candidates, "item_embedding": cfg.candidates,
                        "turn_embedding": cfg.lane_depth()})
-        # no vector search asks for more than its index holds for the memory (Lexicon.depth)
+        # no ranking goes deeper than the memory holds (Lexicon.depth)
         depths = {index: lexicon.depth(index, k) if lexicon is not None else 0 for index, k in wanted.items()}
-        limits = {f"{f.key}_limit": depths[f.key] for f in FAMILIES.values()}
+        ranked.update(self._dense(lexicon, vector, depths, families, off))
         return {"memory_id": memory_id, "lease_id": name_of(memory_id), "vector": vector, "limit": cfg.candidates,
-                "topic_k": depths["topic_embedding"], "scene_k": depths["scene_embedding"],
-                "dialogue_k": depths["scene_dialogue_embedding"], "item_k": depths["item_embedding"],
-                "lane_limit": depths["turn_embedding"],
                 "commit_ms": int(MAX_COMMIT_S * 1000), "speaker": speaker,
-                "topic_bm25_ids": ranked["topic_bm25_ids"], "scene_bm25_ids": ranked["scene_bm25_ids"],
+                "topic_ids": list(dict.fromkeys(ranked["topic_bm25_ids"] + ranked["topic_dense_ids"])),
                 "recent": recent_on, "recent_lexical": recent_on and bool(terms),
-                "topics": topics_on, "scene_dense": scenes_on and not topics_on, "dialogue": scenes_on,
-                "turns": scenes_on and "turns" not in off,
-                "item_dense": items_on and (not scenes_on or cfg.item_search > 0), "persona": "persona" not in off,
-                "families": families, "horizon_mean": cfg.horizon_views == "mean",
-                "horizon_whole": lexicon is not None and depths[HORIZON.key] >= lexicon.searchable.get(HORIZON.key, 0),
-                **limits}, ranked
+                "persona": "persona" not in off}, ranked
+
+    def _dense(self, lexicon: Lexicon | None, vector: list[float], depths: dict[str, int], families: list[str],
+               off: frozenset[str]) -> dict:
+        """The vector rankings, exact over the memory's own embeddings (`vectors.py`), in the
+        shape of parallel lists: topics, scenes, dialogues, the turn lane's turns with their
+        scenes, each scene's best Scene-trigger view, the Horizon hosts (the mean of a scene's
+        views with `horizon_views` "mean"), the item trigger views and the items."""
+        out: dict = {}
+
+        def put(name: str, pairs: list[tuple[str, float]]) -> None:
+            out[f"{name}_ids"], out[f"{name}_scores"] = [k for k, _ in pairs], [v for _, v in pairs]
+
+        vec = lexicon.vectors if lexicon is not None else Vectors({})
+        scenes_on, items_on = "scene_layer" not in off, "item_channel" not in off
+        topics_on = scenes_on and "topic_filter" not in off
+        put("topic_dense", vec.nearest("topic_embedding", vector, depths["topic_embedding"]) if topics_on else [])
+        put("scene_dense", vec.nearest("scene_embedding", vector, depths["scene_embedding"])
+            if scenes_on and not topics_on else [])
+        put("dialogue", vec.nearest("scene_dialogue_embedding", vector, depths["scene_dialogue_embedding"])
+            if scenes_on else [])
+        turns, scenes = vec.turns(vector, depths["turn_embedding"]) if scenes_on and "turns" not in off else ([], [])
+        put("lane_dense", turns)
+        out["lane_dense_scenes"] = scenes
+        for fam in SCENE_FAMILIES:
+            mean = fam is HORIZON and self.cfg.horizon_views == "mean"
+            put(fam.channel, vec.hosts(fam.key, vector, depths[fam.key], mean) if fam.key in families else [])
+        views = vec.views(ITEM.key, vector, depths[ITEM.key]) if ITEM.key in families else []
+        out["item_views"] = [[h, p, c, v] for (h, p, c), v in views if p is not None]
+        put("item_dense", vec.nearest("item_embedding", vector, depths["item_embedding"])
+            if items_on and (not scenes_on or self.cfg.item_search > 0) else [])
+        return out
+
 
     def _lane_on(self, off: frozenset[str]) -> bool:
         """Whether this recall asks for the turn lane: only the packer uses it, with a token budget."""

@@ -17,11 +17,13 @@ import math
 import re
 import threading
 from collections import Counter, OrderedDict, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterable
 
 import snowballstemmer
+
+from .vectors import Vectors
 
 # Lucene's English stop words (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET)
 STOP = frozenset("a an and are as at be but by for if in into is it no not of on or such that the their then "
@@ -32,7 +34,7 @@ _STEM_LOCK = threading.Lock()                  # a snowball stemmer keeps state 
 MAX_TERMS = 64      # a query's distinct terms beyond these are not searched (as the Lucene path did)
 K1, B = 1.2, 0.75   # Lucene's BM25Similarity defaults
 COUNTED_TEXTS = 8192   # texts whose analysis is kept (`counted`)
-CACHE_DOCS = 500_000  # documents the per-process cache holds, over all memories, before it forgets
+CACHE_DOCS = 500_000  # documents and embeddings the per-process cache holds, over all memories, before it forgets
 
 
 @lru_cache(maxsize=200_000)
@@ -138,21 +140,21 @@ def _best_first(pair: tuple[str, float]) -> tuple[float, str]:
 
 @dataclass
 class Lexicon:
-    """One version of one memory, indexed per kind (`KINDS`), and how many entries each vector
-    index holds for it (`searchable`, by index name or trigger family): the cap of every vector
-    search's depth (docs/reliability.md, "A Neo4j fault after an index is rebuilt")."""
+    """One version of one memory as this process ranks it: indexed per kind for BM25 (`KINDS`),
+    and its embeddings for the exact vector rankings (`vectors.Vectors`)."""
     version: str
     kinds: dict[str, Bm25]
-    searchable: dict[str, int]
+    vectors: Vectors = field(default_factory=lambda: Vectors({}))
 
     def depth(self, index: str, wanted: int) -> int:
-        """How deep a vector search of `index` (or trigger family) may go: what is wanted, at
-        most what it holds (0: do not search)."""
-        return min(wanted, self.searchable.get(index, 0))
+        """How deep a vector ranking of `index` (or trigger family) goes: what is wanted, at
+        most what the memory holds (0: none)."""
+        return min(wanted, len(self.vectors.shelves.get(index, ())))
 
     @property
     def size(self) -> int:
-        return sum(len(b) for b in self.kinds.values())
+        """Documents and embeddings held: what the cache counts against its limit."""
+        return sum(len(b) for b in self.kinds.values()) + self.vectors.size
 
 
 # the fields of each kind and their boosts (the title weighs most: it names what the object is about)
@@ -166,11 +168,11 @@ KINDS = {
 
 def build(row: dict) -> Lexicon:
     """A memory's Lexicon from the columns of `retrieve/lexicon` (one [id, field values…] list
-    per object, fields in the order of `KINDS`)."""
+    per object, fields in the order of `KINDS`, and the embeddings)."""
     kinds = {}
     for kind, boosts in KINDS.items():
         kinds[kind] = Bm25(((r[0], dict(zip(boosts, r[1:]))) for r in row[f"{kind}s"]), boosts)
-    return Lexicon(row["version"], kinds, dict(row["searchable"]))
+    return Lexicon(row["version"], kinds, Vectors.of(row))
 
 
 class LexiconCache:
