@@ -463,7 +463,7 @@ def _borrowed(store: Store | None, settings: Settings | None) -> Iterator[Store]
 
 def check_database(repair: bool = False, settings: Settings | None = None, store: Store | None = None,
                    encoder: Encoder | None = None) -> dict:
-    """Whether every index recall needs is usable, and what interrupted writes left: {"indexes":
+    """Whether every index of the schema is usable, and what interrupted writes left: {"indexes":
     [{name, state, ok, problem}], "repaired": [names], "hidden": [memory ids an import or a drop
     left hidden: under way, or killed], "removed": [ids]}. With `repair`, the unusable indexes
     are dropped and built again from the stored data, then checked again, and each hidden

@@ -92,7 +92,7 @@ def schema_apply(ctx) -> None:
 @click.pass_context
 @friendly
 def db_check(ctx, repair, as_json) -> None:
-    """Check that every index recall needs exists, is online and answers (a killed server can
+    """Check that every index of the schema exists, is online and answers (a killed server can
     leave an index that throws on every query); with --repair, rebuild the ones that fail.
     Exit 0 if all are usable (after the repair), 4 if not."""
     report = api.check_database(repair=repair, store=store_of(ctx))

@@ -156,8 +156,8 @@ class Cascade:
 
     def _ranking_params(self, memory_id: str, terms: list[str], lexicon: Lexicon | None,
                         vector: list[float], speaker: str | None, off: frozenset[str]) -> tuple[dict, dict]:
-        """The parameters of retrieve/rankings (which rankings this recall asks for, how deep),
-        and the BM25 rankings of the memory's Lexicon, in the shape of that query's columns."""
+        """The parameters of retrieve/rankings, and the BM25 and vector rankings of the memory's
+        Lexicon (which ones this recall asks for, how deep), in the shape of that query's columns."""
         cfg = self.cfg
         scenes_on, items_on = "scene_layer" not in off, "item_channel" not in off
         topics_on = scenes_on and "topic_filter" not in off
@@ -177,7 +177,7 @@ class Cascade:
             families.append(ITEM.key)
         wanted = {f.key: f.depth * cfg.candidates for f in FAMILIES.values()}
         wanted[ITEM.key] += len(ITEM.views) * cfg.r_trigger_items  # R triggers of three views each
-        if cfg.horizon_views == "mean":   # every view of a scene counts: all of the memory's, up to a cap
+        if cfg.horizon_views == "mean":   # the scenes of this many nearest views are listed (each by all its views)
             wanted[HORIZON.key] = max(wanted[HORIZON.key], HORIZON_MEAN_DEPTH * cfg.candidates)
         wanted.update({"topic_embedding": cfg.candidates, "scene_embedding": cfg.candidates,
                        "scene_dialogue_embedding": cfg.candidates, "item_embedding": cfg.candidates,
@@ -221,7 +221,6 @@ class Cascade:
         put("item_dense", vec.nearest("item_embedding", vector, depths["item_embedding"])
             if items_on and (not scenes_on or self.cfg.item_search > 0) else [])
         return out
-
 
     def _lane_on(self, off: frozenset[str]) -> bool:
         """Whether this recall asks for the turn lane: only the packer uses it, with a token budget."""
