@@ -203,7 +203,6 @@ class Memory:
         encode_ms = (time.perf_counter() - t0) * 1000
         if self.store.closed:
             raise StoreClosed(f"memory {self.id!r}: its connection is closed")
-        self.store.require_recall_indexes()
         cfg = settings or self.settings.retrieval
         ranked = only.widened(cfg.for_budget()) if only else cfg.for_budget()
         listed = only.widened(cfg).k_scenes if only else cfg.k_scenes   # as deep as the unpacked recall ranks

@@ -39,16 +39,19 @@ def test_a_dropped_index_is_detected_and_repaired_and_recall_does_not_need_it(st
     try:
         with store.session("WRITE") as s:
             s.run("DROP INDEX trigger_embedding").consume()
+            s.run("DROP INDEX turn_embedding").consume()   # the turn lane's: recall once required it
         broken = tmem("db", "check")
         assert broken.returncode == 4
         assert "trigger_embedding: UNUSABLE, the index does not exist" in broken.stdout
+        assert "turn_embedding: UNUSABLE, the index does not exist" in broken.stdout
         assert "tmem db check --repair" in broken.stderr and "Traceback" not in broken.stderr
 
         assert recall_json(memory_id) == before   # the same evidence without the index
 
         repaired = tmem("db", "check", "--repair")
         assert repaired.returncode == 0, repaired.stdout + repaired.stderr
-        assert "rebuilt trigger_embedding" in repaired.stdout and "trigger_embedding: ok" in repaired.stdout
+        assert "rebuilt trigger_embedding, turn_embedding" in repaired.stdout
+        assert "trigger_embedding: ok" in repaired.stdout and "turn_embedding: ok" in repaired.stdout
     finally:
         api.apply_schema(store=store, encoder=encoder)  # whatever happened, the suite's index is back
     assert recall_json(memory_id) == before

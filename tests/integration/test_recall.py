@@ -13,7 +13,7 @@ import pytest
 from tests.fixtures.synthetic import graft, synthetic_memory
 from tests.conftest import load_fixture
 from tmem_graph import api
-from tmem_graph.errors import TmemError
+from tmem_graph.errors import MemoryNotFound, TmemError
 from tmem_graph.config import RetrievalSettings
 from tmem_graph.retrieve.cascade import Cascade
 from tmem_graph.retrieve.evidence import CUE_HEADING, day
@@ -390,3 +390,11 @@ def test_a_weak_match_hands_over_associative_pointers(store, encoder, new_id, te
         assert mem.recall("the and of", settings=cfg, trace=True).words is None   # no words to hold
     finally:
         mem.drop()
+
+
+def test_a_memory_that_does_not_exist_is_not_found_by_the_cascade(store, encoder):
+    """No Lexicon loads for it (no embeddings, no statistics): the recall says so, nothing raises
+    on the way (the rankings are empty, then the state says the memory is absent)."""
+    vector = encoder.encode(["Where should the team eat?"])[0]
+    with pytest.raises(MemoryNotFound, match="no-such-memory"):
+        Cascade(store, RetrievalSettings()).recall("no-such-memory", "Where should the team eat?", vector)

@@ -68,4 +68,19 @@ def test_scene_cosines_are_given_in_the_order_asked_once_each():
     got = vectors.cosines(["s2", "gone", "s1", "s2"], [1.0, 0.0])
     assert [k for k, _ in got] == ["s2", "s1"]
     assert [v for _, v in got] == [pytest.approx(0.0, abs=1e-7), pytest.approx(1.0)]
-    assert vectors.counts()["scene_embedding"] == 2 and vectors.size == 2
+    assert vectors.counts()["scene_embedding"] == 2
+
+
+def test_the_cache_counts_embeddings_by_their_bytes():
+    minilm = Vectors.of(row(scene_vectors=[[f"s{n}", [1.0] * 384] for n in range(10)]))
+    mpnet = Vectors.of(row(scene_vectors=[[f"s{n}", [1.0] * 768] for n in range(10)]))
+    assert minilm.size == 10 and mpnet.size == 20
+
+
+def test_a_memory_with_nothing_loaded_ranks_nothing():
+    """A memory gone between its header and its load has no Lexicon: every ranking is empty
+    (the recall then says the memory is not found), none raises."""
+    empty = Vectors({})
+    assert empty.nearest("scene_embedding", [1.0, 0.0], 5) == [] and empty.turns([1.0, 0.0], 5) == ([], [])
+    assert empty.hosts("horizon", [1.0, 0.0], 5, mean=True) == [] and empty.views("item", [1.0, 0.0], 5) == []
+    assert empty.cosines(["s1"], [1.0, 0.0]) == [] and empty.size == 0

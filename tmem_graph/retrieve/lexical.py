@@ -34,7 +34,7 @@ _STEM_LOCK = threading.Lock()                  # a snowball stemmer keeps state 
 MAX_TERMS = 64      # a query's distinct terms beyond these are not searched (as the Lucene path did)
 K1, B = 1.2, 0.75   # Lucene's BM25Similarity defaults
 COUNTED_TEXTS = 8192   # texts whose analysis is kept (`counted`)
-CACHE_DOCS = 500_000  # documents and embeddings the per-process cache holds, over all memories, before it forgets
+CACHE_DOCS = 500_000  # documents and embeddings (Vectors.size) held per process, all memories, before forgetting
 
 
 @lru_cache(maxsize=200_000)
@@ -153,7 +153,7 @@ class Lexicon:
 
     @property
     def size(self) -> int:
-        """Documents and embeddings held: what the cache counts against its limit."""
+        """Documents and embeddings held (`Vectors.size`): what the cache counts against its limit."""
         return sum(len(b) for b in self.kinds.values()) + self.vectors.size
 
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+EMBEDDING_UNIT = 384 * 4   # bytes: one all-MiniLM-L6-v2 embedding as float32
+
 
 @dataclass(frozen=True)
 class Shelf:
@@ -27,7 +29,7 @@ class Shelf:
 
     @classmethod
     def of(cls, rows: list[list]) -> "Shelf":
-        """A shelf of `[key…, embedding]` rows, sorted by key (None keys first)."""
+        """A shelf of `[key…, embedding]` rows, sorted by key (a null key before any value)."""
         rows = sorted(rows, key=lambda r: tuple((v is not None, v) for v in r[:-1]))
         if not rows:
             return cls([], np.zeros((0, 0), dtype=np.float32))
@@ -90,7 +92,9 @@ class Vectors:
 
     @property
     def size(self) -> int:
-        return sum(len(s) for s in self.shelves.values())
+        """The embeddings held, each counted as its bytes over `EMBEDDING_UNIT` (a 384-dimension
+        float32 embedding counts one, a 768-dimension one two): what a cache limits."""
+        return sum(s.unit.nbytes for s in self.shelves.values()) // EMBEDDING_UNIT
 
     def nearest(self, index: str, vector, k: int) -> list[tuple[str, float]]:
         """The `k` nodes of `index` nearest `vector`: (id, score), best first."""
@@ -103,8 +107,8 @@ class Vectors:
     def turns(self, vector, k: int) -> tuple[list[tuple[str, float]], list[str]]:
         """The `k` scene-held turns nearest `vector` by their passage embedding, (id, score) best
         first, and the scene holding each."""
-        shelf = self.shelves["turn_embedding"]
-        if k <= 0 or not len(shelf) or not self.turn_passages:
+        shelf = self.shelves.get("turn_embedding")
+        if shelf is None or k <= 0 or not len(shelf) or not self.turn_passages:
             return [], []
         scores = shelf.scores(_unit(vector))
         rows = shelf.best(scores, k)
@@ -138,7 +142,9 @@ class Vectors:
 
     def cosines(self, ids, vector) -> list[tuple[str, float]]:
         """The score of each scene of `ids` that has an embedding, in the order of `ids`."""
-        shelf = self.shelves["scene_embedding"]
+        shelf = self.shelves.get("scene_embedding")
+        if shelf is None:
+            return []
         where = {k[0]: n for n, k in enumerate(shelf.keys)}
         rows = [where[i] for i in dict.fromkeys(ids) if i in where]
         if not rows:

@@ -41,8 +41,6 @@ PROBE_PROPERTY = {"topic_embedding": "embedding", "scene_embedding": "embedding"
 # each no deeper than the probed memory's entries, as recall (retrieve/lexical.py, Lexicon.depth)
 PROBE_LIMITS = (1, RetrievalSettings().candidates, MAX_BUDGET)
 LIST_PAGE = 1000   # memories per query of a listing
-# the indexes a recall's queries name that a schema of an older version may lack
-RECALL_INDEXES = ("turn_embedding",)
 DELETE_QUERIES = ("store/delete_triggers", "store/delete_items", "store/delete_topics",
                   "store/delete_scenes", "store/delete_turns", "store/delete_personas",
                   "store/delete_changes", "store/delete_memory")
@@ -73,7 +71,6 @@ class Store:
         # shared by every session of this Store: a session starts after the writes the earlier
         # ones committed, so a recall after an add sees it on any member of a cluster
         self.bookmarks = GraphDatabase.bookmark_manager()
-        self._indexes_seen: set[str] = set()   # indexes known to exist (require_recall_indexes)
         self.closed = False
         # called after every `run` as listener(name, params, wall_ms, server_ms): benchmarks
         # time the named queries through it instead of running query text themselves
@@ -223,8 +220,9 @@ class Store:
         return applied
 
     def check_indexes(self, dimensions: int) -> list[dict]:
-        """Each index recall depends on: its name, state, and whether the query that recall runs
-        on it answers (a crashed server can leave an index ONLINE but throwing on every query).
+        """Each index of the schema: its name, state, and whether a search of it answers (a
+        crashed server can leave an index ONLINE but throwing on every query; recall itself
+        searches none, docs/reliability.md).
         Returns one {"name", "state", "ok", "problem"} per index."""
         states = {r["name"]: r for r in self.run("store/indexes")}
         vector = [1.0] + [0.0] * (dimensions - 1)
@@ -279,28 +277,12 @@ class Store:
         return {r["name"]: int(r["dimensions"]) for r in rows
                 if r["name"] in VECTOR_INDEXES and r["dimensions"] is not None}
 
-    def require_recall_indexes(self) -> None:
-        """Raise SchemaError unless the indexes recall queries name exist (checked once per
-        Store): a database set up by an older version lacks `turn_embedding` (the turn channel)
-        until `tmem schema apply`, and Neo4j's own error for a missing index inside a query is
-        an internal one. (Recall names no full-text index: its BM25 is per memory.)"""
-        if "recall" in self._indexes_seen:
-            return
-        names = {r["name"] for r in self.run("store/indexes")}
-        missing = [n for n in RECALL_INDEXES if n not in names]
-        if missing:
-            raise SchemaError(f"the database has no index {', '.join(missing)} (its schema is older than this "
-                              "version of tmem-graph, or was never applied); run `tmem schema apply`")
-        self._indexes_seen.add("recall")
-
     def require_schema(self, dimensions: int) -> None:
         """Raise unless every vector index exists with this dimension."""
         dims = self.vector_dimensions()
         missing = [n for n in VECTOR_INDEXES if n not in dims]
         if not missing and "turn_search" not in {r["name"] for r in self.run("store/indexes")}:
             missing = ["turn_search"]  # a schema applied before the live path
-        if not missing:
-            self._indexes_seen.add("recall")
         if missing:
             raise SchemaError(f"the database has no tmem schema (missing {', '.join(missing)}); "
                             "run `tmem schema apply` first")
