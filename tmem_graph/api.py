@@ -238,6 +238,15 @@ class Memory:
     def _speakers(self) -> list[str]:
         return list(self.store.memory(self.id)["speakers"] or [])
 
+    def preload(self) -> None:
+        """Load what recall ranks this memory by (its BM25 statistics and embeddings, of its
+        current version) into this process's cache, so that the next recall need not: the
+        service does it after its worker built the memory (docs/retrieval.md, "Exact vector
+        rankings")."""
+        if self.store.closed:
+            raise StoreClosed(f"memory {self.id!r}: its connection is closed")
+        self._current(lambda pid: Cascade(self.store, self.settings.retrieval).reload(pid))
+
     def evidence(self, recall: Recall) -> str:
         """The context block that `ask` hands to the answer model for this recall."""
         return format_evidence(recall, self._speakers())

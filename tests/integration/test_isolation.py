@@ -101,3 +101,31 @@ def test_tmem_memories_pages_in_id_order(store, encoder, new_id, monkeypatch):
     finally:
         for memory_id in ids:
             store.drop(memory_id)
+
+
+def test_preload_holds_the_current_version_for_the_next_recall(store, encoder, new_id, team_doc):
+    """After a write (here a deleted item: a new version), `Memory.preload` loads the memory's
+    statistics and embeddings of that version into the cache, and the next recall ranks with
+    them rather than loading its own (the service preloads each memory its worker built)."""
+    from tmem_graph.retrieve.cascade import Cascade
+    from tmem_graph.retrieve.lexical import CACHE
+
+    team_doc["memory_id"] = new_id("preload")
+    mem, _ = api.import_memory(team_doc, store=store, encoder=encoder)
+    try:
+        where = Cascade(store, store.settings.retrieval)._where()
+        mem.recall("Where should the team eat?")
+        before = CACHE.get(where, mem.pid)
+        assert before is not None and before.version == store.memory(mem.id)["version"]
+        item = mem.list("items")["objects"][0]["id"]
+        mem.delete("item", item)
+        version = store.memory(mem.id)["version"]
+        assert version != before.version and CACHE.get(where, mem.pid) is before   # the cache is behind
+        mem.preload()
+        held = CACHE.get(where, mem.pid)
+        assert held is not before and held.version == version
+        assert item not in dict(held.vectors.nearest("item_embedding", encoder.encode(["dinner"])[0], 50))
+        recalled = mem.recall("Where should the team eat?")
+        assert CACHE.get(where, mem.pid) is held and recalled.version == version   # ranked with it
+    finally:
+        mem.drop()

@@ -132,10 +132,19 @@ class Cascade:
             raise MemoryBusy(f"memory {memory_id!r} kept changing for {CONSISTENT_WAIT_S:.0f} s while it was "
                              f"recalled ({attempts} attempts); try again when its writer has finished")
 
+    def _where(self) -> str:
+        return f"{self.store.settings.uri}/{self.store.settings.database or ''}"
+
+    def reload(self, memory_id: str) -> Lexicon | None:
+        """Load the memory's Lexicon of its current version into this process's cache, whatever
+        it held (None when the memory does not exist): the first recall after a write then
+        finds it there."""
+        return self.lexicon(memory_id, CACHE.get(self._where(), memory_id))
+
     def lexicon(self, memory_id: str, stale: Lexicon | None) -> Lexicon | None:
         """The memory's Lexicon: this process's copy unless it is `stale`, else loaded from the
         database (None when the memory does not exist)."""
-        where = f"{self.store.settings.uri}/{self.store.settings.database or ''}"
+        where = self._where()
         held = CACHE.get(where, memory_id)
         if held is not None and held is not stale:
             return held

@@ -146,6 +146,7 @@ class Service:
                     for report in done.built:
                         log.info("built %s: +%d scenes, %d turns pending", report.memory_id, report.new_scenes,
                                  report.pending_turns)
+                        self._preload(report.memory_id)
                     pause, last, self.worker_state = poll_s, None, "running"
                     if done.built:
                         continue
@@ -159,6 +160,14 @@ class Service:
                 last, self.worker_state = str(exc), "retrying after an error"
                 pause = min(60.0, pause * 2)
             self._stop.wait(pause)
+
+    def _preload(self, memory_id: str) -> None:
+        """Load a memory just built into the recall cache, so that its next recall does not pay
+        for it (a quarter of a second on a LoCoMo-sized memory); a failure only costs that."""
+        try:
+            Memory(memory_id, store=self.store, encoder=self.encoder).preload()
+        except TmemError as exc:
+            log.info("preloading %s after its build: %s", memory_id, exc)
 
     # -- memories: each call as one caller may make it --------------------------------------
     def memory(self, caller: Scope, memory_id: str, must_exist: bool = True, write: bool = False,
