@@ -38,9 +38,9 @@ def recall_all(memory_id: str, sample: str, budget: int) -> dict:
 
 
 def turns_of(doc: dict) -> list:
-    """The evidence turns of a recall, in order: its scenes' turns, then the lane's and recent ones."""
-    ids = [t.get("id") for s in doc.get("scenes", []) for t in s.get("turns", [])]
-    return ids + [t.get("id") for key in ("lane", "recent") for t in doc.get(key, []) or []]
+    """The evidence turns of a recall, in order: its scenes' turns (a packed recall's lane turns
+    are in its scenes' excerpts), then the recent ones."""
+    return [t["id"] for s in doc["scenes"] for t in s["turns"]] + [t["id"] for t in doc["recent"]]
 
 
 def diff(a: dict, b: dict) -> dict:

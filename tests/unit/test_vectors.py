@@ -68,7 +68,7 @@ def test_scene_cosines_are_given_in_the_order_asked_once_each():
     got = vectors.cosines(["s2", "gone", "s1", "s2"], [1.0, 0.0])
     assert [k for k, _ in got] == ["s2", "s1"]
     assert [v for _, v in got] == [pytest.approx(0.0, abs=1e-7), pytest.approx(1.0)]
-    assert vectors.counts()["scene_embedding"] == 2
+    assert vectors.held("scene_embedding") == 2 and vectors.held("item_embedding") == 0
 
 
 def test_the_cache_counts_embeddings_by_their_bytes():

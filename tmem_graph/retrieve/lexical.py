@@ -149,7 +149,7 @@ class Lexicon:
     def depth(self, index: str, wanted: int) -> int:
         """How deep a vector ranking of `index` (or trigger family) goes: what is wanted, at
         most what the memory holds (0: none)."""
-        return min(wanted, len(self.vectors.shelves.get(index, ())))
+        return min(wanted, self.vectors.held(index))
 
     @property
     def size(self) -> int:

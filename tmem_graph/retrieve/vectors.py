@@ -86,9 +86,10 @@ class Vectors:
                 hosts[family] = (np.asarray([where[k[0]] for k in shelf.keys], dtype=np.int64), names)
         return cls(shelves, bool(row.get("turn_passages")), hosts)
 
-    def counts(self) -> dict[str, int]:
-        """How many embeddings each index (or trigger family) holds for the memory."""
-        return {name: len(shelf) for name, shelf in self.shelves.items()}
+    def held(self, index: str) -> int:
+        """How many embeddings `index` (or a trigger family) holds for the memory."""
+        shelf = self.shelves.get(index)
+        return 0 if shelf is None else len(shelf)
 
     @property
     def size(self) -> int:
