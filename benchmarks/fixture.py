@@ -4,7 +4,7 @@
     python -m benchmarks.fixture export conv26-local --sample conv-26 --plus-base conv-26 \\
         -o fixtures/conv26-local.json
     # on a fresh clone: the turns' texts come back from ../shared/data
-    python -m benchmarks.fixture import fixtures/conv26-local.json [--replace]
+    python -m benchmarks.fixture import fixtures/conv26-local.json [more fixtures …] [--replace]
 
 The fixture is the memory's `tmem-memory/1` export with the turn texts the data folder holds
 stripped (tmem_graph/evaluate/fixtures.py); scenes, topics, items, triggers and personas, all
@@ -30,8 +30,8 @@ def main() -> None:
     ex.add_argument("--sample", required=True, help="the LoCoMo conversation its turns come from")
     ex.add_argument("--plus-base", help="the base of the LoCoMo-Plus cues stitched into it, if any")
     ex.add_argument("-o", "--output", type=Path, required=True)
-    im = sub.add_parser("import", help="import a fixture, its texts re-attached from the data folder")
-    im.add_argument("fixture", type=Path)
+    im = sub.add_parser("import", help="import fixtures, each one memory, their texts re-attached from the data folder")
+    im.add_argument("fixtures", type=Path, nargs="+")
     im.add_argument("--replace", action="store_true")
     args = ap.parse_args()
     try:
@@ -49,11 +49,15 @@ def run(args: argparse.Namespace) -> None:
         print(f"{args.output}: {len(document['turns'])} turns ({stripped} texts left to the data folder), "
               f"{len(document['scenes'])} scenes, {len(document['items'])} items")
     else:
-        document = fixtures.attach(json.loads(args.fixture.read_text(encoding="utf-8")))
-        memory, warnings = api.import_memory(document, replace=args.replace)
-        for w in warnings:
-            print(f"warning: {w}")
-        print(f"{memory.id}: {memory.stats()['scenes']} scenes imported")
+        missing = [str(p) for p in args.fixtures if not p.is_file()]
+        if missing:   # before any import, so that a typo imports nothing
+            raise SystemExit(f"error: no such fixture file: {', '.join(missing)}")
+        for path in args.fixtures:   # one after another: each import is whole or nothing
+            document = fixtures.attach(json.loads(path.read_text(encoding="utf-8")))
+            memory, warnings = api.import_memory(document, replace=args.replace)
+            for w in warnings:
+                print(f"warning: {path}: {w}")
+            print(f"{memory.id}: {memory.stats()['scenes']} scenes imported")
 
 
 if __name__ == "__main__":
