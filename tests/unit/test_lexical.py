@@ -2,8 +2,14 @@
 own statistics."""
 
 import math
+import threading
+import time
+import types
 
-from tmem_graph.retrieve.lexical import Bm25, LexiconCache, Lexicon, analyse, query_terms
+from tmem_graph.config import RetrievalSettings
+from tmem_graph.errors import DatabaseUnavailable
+from tmem_graph.retrieve.cascade import Cascade
+from tmem_graph.retrieve.lexical import CACHE, Bm25, LexiconCache, Lexicon, analyse, query_terms
 
 
 def test_analysis_follows_lucenes_english_analyzer():
@@ -67,3 +73,61 @@ def test_the_cache_forgets_the_least_recently_used_beyond_its_limit():
     cache.put("db", "big", lexicon("2", 50))     # larger than the limit: kept alone
     assert cache.get("db", "big") is not None and cache.get("db", "a") is None
     assert cache.get("other", "big") is None
+
+
+class SlowStore:
+    """A store whose `retrieve/lexicon` takes a while (or fails first), counting its loads."""
+
+    def __init__(self, uri: str, fail_first: bool = False):
+        self.settings = types.SimpleNamespace(uri=uri, database=None)
+        self.loads, self.fail_first, self.lock = 0, fail_first, threading.Lock()
+
+    def run(self, name, **params):
+        assert name == "retrieve/lexicon"
+        with self.lock:
+            self.loads += 1
+            fail, self.fail_first = self.fail_first, False
+        time.sleep(0.2)
+        if fail:
+            raise DatabaseUnavailable("the server went away")
+        return [{"version": "v1", "topics": [], "scenes": [], "items": [], "turns": [["t1", "hello there"]],
+                 "topic_vectors": [], "scene_vectors": [], "dialogue_vectors": [], "item_vectors": [],
+                 "turn_vectors": [], "trigger_vectors": [], "turn_passages": True}]
+
+
+def load_at_once(cascade, threads: int = 6) -> list:
+    start, got = threading.Barrier(threads), []
+
+    def one():
+        start.wait()
+        try:
+            got.append(cascade.lexicon("m1", None))
+        except DatabaseUnavailable as exc:
+            got.append(exc)
+    workers = [threading.Thread(target=one) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return got
+
+
+def test_recalls_that_miss_the_cache_at_once_load_the_memory_once():
+    store = SlowStore("bolt://unit-single-flight")
+    try:
+        got = load_at_once(Cascade(store, RetrievalSettings()))
+        assert store.loads == 1 and len(got) == 6 and all(g is got[0] for g in got)
+        assert got[0].version == "v1" and [k for k, _ in got[0].kinds["turn"].rank(["hello"])] == ["t1"]
+        assert Cascade(store, RetrievalSettings()).reload("m1") is not got[0] and store.loads == 2  # a reload loads
+    finally:
+        CACHE.drop(store.settings.uri + "/", "m1")
+
+
+def test_a_load_that_fails_leaves_the_next_waiting_recall_to_load():
+    store = SlowStore("bolt://unit-single-flight-fail", fail_first=True)
+    try:
+        got = load_at_once(Cascade(store, RetrievalSettings()), threads=3)
+        assert sum(isinstance(g, DatabaseUnavailable) for g in got) == 1 and store.loads == 2
+        assert len({id(g) for g in got if not isinstance(g, Exception)}) == 1
+    finally:
+        CACHE.drop(store.settings.uri + "/", "m1")

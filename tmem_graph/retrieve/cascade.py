@@ -148,12 +148,16 @@ class Cascade:
         held = CACHE.get(where, memory_id)
         if held is not None and held is not stale:
             return held
-        rows = self.store.run("retrieve/lexicon", memory_id=memory_id)
-        if not rows:
-            return None
-        loaded = build(rows[0])
-        CACHE.put(where, memory_id, loaded)
-        return loaded
+        with CACHE.loading(where, memory_id):   # one load of a memory at a time in this process:
+            held = CACHE.get(where, memory_id)   # who waited for it finds the copy just loaded
+            if held is not None and held is not stale:
+                return held
+            rows = self.store.run("retrieve/lexicon", memory_id=memory_id)
+            if not rows:
+                return None
+            loaded = build(rows[0])
+            CACHE.put(where, memory_id, loaded)
+            return loaded
 
     @staticmethod
     def _lexical(name: str, docs: list | None, terms: list[str], boosts: dict[str, float],

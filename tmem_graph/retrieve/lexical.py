@@ -17,9 +17,10 @@ import math
 import re
 import threading
 from collections import Counter, OrderedDict, defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import snowballstemmer
 
@@ -183,6 +184,24 @@ class LexiconCache:
         self.limit = limit
         self._held: OrderedDict[tuple[str, str], Lexicon] = OrderedDict()
         self._lock = threading.Lock()
+        self._loading: dict[tuple[str, str], list] = {}   # a lock per memory being loaded, and its users
+
+    @contextmanager
+    def loading(self, where: str, memory_id: str) -> Iterator[None]:
+        """Held while one memory's Lexicon is loaded: recalls that miss the cache at once load it
+        one after the other, so the second finds the first's copy instead of loading it again."""
+        key = (where, memory_id)
+        with self._lock:
+            entry = self._loading.setdefault(key, [threading.Lock(), 0])
+            entry[1] += 1
+        try:
+            with entry[0]:
+                yield
+        finally:
+            with self._lock:
+                entry[1] -= 1
+                if not entry[1]:
+                    del self._loading[key]
 
     def get(self, where: str, memory_id: str) -> Lexicon | None:
         with self._lock:
