@@ -7,12 +7,13 @@
 // dialogue's), items, the turns a scene holds ([turn id, scene id, passage embedding], a turn
 // waiting for its scene left out) and the triggers ([family, host id, position, channel,
 // embedding]); `turn_passages`: whether the memory's every turn has a passage embedding (the turn
-// lane ranks by them).
+// lane ranks by them); `dim`: the dimension of the memory's encoder (an embedding of another length
+// is ranked nowhere, as a vector index of that dimension leaves it out).
 // $memory_id. One row; none when the memory does not exist.
 MATCH (m:Memory {id: $memory_id})
 WHERE m.importing IS NULL   // hidden: an import or drop under way
-WITH m.version AS version, m.turn_passages = true AS turn_passages
-RETURN version, turn_passages,
+WITH m.version AS version, m.turn_passages = true AS turn_passages, m.dim AS dim
+RETURN version, turn_passages, dim,
        COLLECT { MATCH (t:Topic {memory_id: $memory_id}) RETURN [t.id, t.title, t.keywords_text, t.summary] } AS topics,
        COLLECT { MATCH (s:Scene {memory_id: $memory_id}) RETURN [s.id, s.title, s.summary, s.narrative, s.text] } AS scenes,
        COLLECT { MATCH (i:Item {memory_id: $memory_id}) RETURN [i.id, i.text] } AS items,

@@ -84,3 +84,18 @@ def test_a_memory_with_nothing_loaded_ranks_nothing():
     assert empty.nearest("scene_embedding", [1.0, 0.0], 5) == [] and empty.turns([1.0, 0.0], 5) == ([], [])
     assert empty.hosts("horizon", [1.0, 0.0], 5, mean=True) == [] and empty.views("item", [1.0, 0.0], 5) == []
     assert empty.cosines(["s1"], [1.0, 0.0]) == [] and empty.size == 0
+
+
+def test_an_embedding_with_no_cosine_or_of_another_length_is_ranked_nowhere():
+    """As a vector index leaves such a node out: all zeros, a NaN, an infinity, a length other
+    than the memory's, or values that are not numbers (an embedding set by hand) rank nowhere,
+    and the other rows rank as before."""
+    good = [["s1", angle(10)], ["s2", angle(50)]]
+    bad = [["z0", [0.0, 0.0]], ["zn", [float("nan"), 1.0]], ["zi", [float("inf"), 0.0]], ["z3", [1.0, 0.0, 0.0]],
+           ["zs", ["a", "b"]], ["zb", [True, False]]]
+    vectors = Vectors.of(row(dim=2, scene_vectors=bad + good,
+                             trigger_vectors=[["horizon", "s1", 0, "p", angle(10)], ["horizon", "s9", 0, "p", [0.0, 0.0]]]))
+    assert [k for k, _ in vectors.nearest("scene_embedding", [1.0, 0.0], 10)] == ["s1", "s2"]
+    assert [k for k, _ in vectors.hosts("horizon", [1.0, 0.0], 10, mean=True)] == ["s1"]
+    assert vectors.cosines(["z0", "s2"], [1.0, 0.0])[0][0] == "s2" and vectors.held("scene_embedding") == 2
+    assert Vectors.of(row(scene_vectors=[["a", [0.0, 0.0]]])).nearest("scene_embedding", [1.0, 0.0], 3) == []

@@ -28,15 +28,27 @@ class Shelf:
     unit: np.ndarray
 
     @classmethod
-    def of(cls, rows: list[list]) -> "Shelf":
-        """A shelf of `[key…, embedding]` rows, sorted by key (a null key before any value)."""
+    def of(cls, rows: list[list], dim: int | None = None) -> "Shelf":
+        """A shelf of `[key…, embedding]` rows, sorted by key (a null key before any value). A
+        row whose embedding has no cosine with anything (all zeros, or a value that is not a
+        finite number) or not `dim` values (None: the first row's count) is left out, as Neo4j's
+        vector indexes leave such a node out: it is ranked nowhere, and nothing fails."""
+        if dim is None and rows:
+            dim = len(rows[0][-1])
+        rows = [r for r in rows if isinstance(r[-1], list) and len(r[-1]) == dim]
         rows = sorted(rows, key=lambda r: tuple((v is not None, v) for v in r[:-1]))
+        try:
+            unit = np.asarray([r[-1] for r in rows], dtype=np.float32).reshape(len(rows), dim or 0)
+        except (TypeError, ValueError):   # a value that is not a number (set by hand): those rows out
+            rows = [r for r in rows if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in r[-1])]
+            unit = np.asarray([r[-1] for r in rows], dtype=np.float32).reshape(len(rows), dim or 0)
         if not rows:
             return cls([], np.zeros((0, 0), dtype=np.float32))
-        unit = np.asarray([r[-1] for r in rows], dtype=np.float32)
-        norms = np.linalg.norm(unit, axis=1, keepdims=True)
-        unit /= np.where(norms > 0, norms, 1.0)
-        return cls([tuple(r[:-1]) for r in rows], unit)
+        norms = np.linalg.norm(unit, axis=1)
+        usable = np.isfinite(norms) & (norms > 0)   # a NaN or an infinity makes the norm so too
+        if not usable.all():
+            rows, unit, norms = [r for r, ok in zip(rows, usable) if ok], unit[usable], norms[usable]
+        return cls([tuple(r[:-1]) for r in rows], unit / norms[:, None] if len(rows) else unit)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -68,16 +80,17 @@ class Vectors:
     @classmethod
     def of(cls, row: dict) -> "Vectors":
         """The Vectors of the columns of `retrieve/lexicon`."""
-        shelves = {"topic_embedding": Shelf.of(row["topic_vectors"]),
-                   "scene_embedding": Shelf.of(row["scene_vectors"]),
-                   "scene_dialogue_embedding": Shelf.of(row["dialogue_vectors"]),
-                   "item_embedding": Shelf.of(row["item_vectors"]),
-                   "turn_embedding": Shelf.of(row["turn_vectors"])}
+        dim = row.get("dim")   # the memory's encoder's; an embedding of another length is left out
+        shelves = {"topic_embedding": Shelf.of(row["topic_vectors"], dim),
+                   "scene_embedding": Shelf.of(row["scene_vectors"], dim),
+                   "scene_dialogue_embedding": Shelf.of(row["dialogue_vectors"], dim),
+                   "item_embedding": Shelf.of(row["item_vectors"], dim),
+                   "turn_embedding": Shelf.of(row["turn_vectors"], dim)}
         by_family: dict[str, list[list]] = {}
         for family, host, position, channel, embedding in row["trigger_vectors"]:
             # ties in (host, position) order, as the item views' `ORDER BY score DESC, host, position`
             by_family.setdefault(family, []).append([host, position, channel, embedding])
-        shelves.update({family: Shelf.of(rows) for family, rows in by_family.items()})
+        shelves.update({family: Shelf.of(rows, dim) for family, rows in by_family.items()})
         hosts = {}
         for family, shelf in shelves.items():   # each view's host as an index, for a host's mean
             if family in by_family:
