@@ -297,6 +297,67 @@ def choose(args) -> None:
     print(render(report))
 
 
+# Every constant the study chose, each varied alone around the shipped settings (docs/retrieval.md,
+# "Every constant, chosen again"): the packer's and the weak match's by the objective, packed at
+# the four budgets; the order a weak match's unpacked scenes are listed in by their S@5.
+AUDIT = {"lane_share": (0.3, 0.4, 0.5), "lane_k0": (3, 5, 10, 20), "associative_share": (0.2, 0.4, 0.6),
+         "associative_order": ("scenecue", "strongest(horizon,dense)", "horizon"), "opening_tokens": (15, 25, 40),
+         "weak_match": (0.72, 0.74, 0.76, 0.78), "weak_words": (0.3, 0.38, 0.45),
+         "weak_associative_share": (0.6, 0.8, 1.0), "weak_cue_share": (0.8, 0.85, 0.9),
+         "weak_lane_share": (0.0, 0.05), "cue_from": ("strongest(horizon,dense)", "horizon", "scenecue")}
+AUDIT_UNPACKED = {"weak_listed_share": (0.8, 1.0),
+                  "weak_associative_order": ("strongest(horizon,dense)", "horizon+scenecue+dense", "horizon")}
+
+
+def audit(args) -> None:
+    """Each constant of AUDIT (and AUDIT_UNPACKED, by unpacked S@5) varied alone, the others as
+    shipped: per value the objective of every memory, and leave-one-memory-out which value each
+    fold chooses (a tie goes to the shipped value) and the held-out memory's figure with it."""
+    memories = load(sorted(args.dir.glob("*.trace.pkl")))
+    shipped = RetrievalSettings()
+    seen: dict[str, dict[str, float]] = {}
+
+    def figures(changes: dict, unpacked: bool) -> dict[str, float]:
+        key = json.dumps([unpacked, dataclasses.asdict(dataclasses.replace(shipped, **changes))], sort_keys=True)
+        if key not in seen:
+            budgets = [None] if unpacked else BUDGETS
+            seen[key] = {m: 100 * objective({b: r.score(dataclasses.replace(shipped, budget_tokens=b, **changes))
+                                             for b in budgets}) for m, r in memories.items()}
+        return seen[key]
+
+    report = {}
+    for grid, unpacked in ((AUDIT, False), (AUDIT_UNPACKED, True)):
+        for name, values in grid.items():
+            table = {v: figures({name: v}, unpacked) for v in values}
+            ours = getattr(shipped, name)
+            folds = {}
+            for held in memories:
+                rest = {v: statistics.mean(f[m] for m in memories if m != held) for v, f in table.items()}
+                best = max(rest.values())
+                pick = ours if rest.get(ours) == best else max(rest, key=rest.get)
+                folds[held] = {"value": pick, "held_out": table[pick][held], "shipped": table[ours][held]}
+            report[name] = {"shipped": ours, "unpacked": unpacked, "table": {str(v): f for v, f in table.items()},
+                            "folds": folds}
+            print(f"{name}: " + ", ".join(f"{m} {f['value']}" for m, f in folds.items()),
+                  file=sys.stderr)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1, default=str))
+    names = list(memories)
+    print("| constant (shipped) | value: mean objective over the six | folds choosing each value | "
+          "held-out figure, fold's choice − shipped |")
+    print("|---|---|---|---|")
+    for name, r in report.items():
+        means = " / ".join(f"{v} {statistics.mean(f.values()):.2f}" for v, f in r["table"].items())
+        counts = {}
+        for f in r["folds"].values():
+            counts[str(f["value"])] = counts.get(str(f["value"]), 0) + 1
+        moved = " / ".join(f"{r['folds'][m]['held_out'] - r['folds'][m]['shipped']:+.2f}" for m in names)
+        kind = " (S@5, unpacked)" if r["unpacked"] else ""
+        print(f"| `{name}` ({r['shipped']}){kind} | {means} | "
+              f"{', '.join(f'{v}: {n}' for v, n in counts.items())} | {moved} |")
+    print(f"\nheld-out figures in the order {', '.join(names)}; objective in points (S@5 × 100 unpacked)")
+
+
 def render(report: dict) -> str:
     if report.get("unpacked"):
         lines = ["| held-out memory | constants chosen without it | S@5 (unpacked) |", "|---|---|---|"]
@@ -504,7 +565,10 @@ def main() -> None:
     o = sub.add_parser("pointers", help="a weak match's pointers against the same breadth in similarity order")
     w = sub.add_parser("matches", help="LoCoMo evidence recall split into strong and weak matches")
     g = sub.add_parser("listing", help="packed S@5 with the joint order alone and with the unpacked recall's first")
-    for p in (t, c, h, o, w, g):
+    a = sub.add_parser("audit", help="every chosen constant varied alone around the shipped settings, "
+                                     "leave-one-memory-out")
+    a.add_argument("--out", type=Path, default=CACHE / "audit.json")
+    for p in (t, c, h, o, w, g, a):
         p.add_argument("--dir", type=Path, default=CACHE, help="where traces are written and read "
                        "(one folder per encoder: a memory's trace is named after the memory)")
     k = sub.add_parser("compare")
@@ -513,7 +577,7 @@ def main() -> None:
                    "objects (default: the defaults on both; e.g. '{}' '{\"weak_match\": 0.74}' for MPNet's threshold)")
     args = ap.parse_args()
     {"trace": trace, "choose": choose, "compare": compare, "channels": channels,
-     "pointers": pointers, "matches": matches, "listing": listing}[args.command](args)
+     "pointers": pointers, "matches": matches, "listing": listing, "audit": audit}[args.command](args)
 
 
 if __name__ == "__main__":
