@@ -42,9 +42,8 @@ MAX_BUDGET_TOKENS = 100_000   # the largest evidence budget a recall accepts
 SCENE_TOKENS = 250
 ITEM_TOKENS = 100     # ... and one item per this many tokens (at least kI); the packer then fills the budget
 # ... and the associative pass one scene per this many tokens of its share (`opening_tokens`; chosen
-# leave-one-memory-out, every fold 15 of 15-40 with the other constants as shipped on 2026-12-06:
-# docs/retrieval.md, "Every constant, chosen again"; 25 before)
-OPENING_TOKENS = 15
+# leave-one-memory-out, every fold 25 of 10-40: docs/retrieval.md, "How far the pointers reach")
+OPENING_TOKENS = 25
 # ... and the turn lane asks for one turn per this many tokens of the budget (at least `candidates`),
 # so that it can fill the whole budget on its own (a LoCoMo turn costs about 30 tokens)
 LANE_TOKENS = 25
@@ -117,7 +116,7 @@ class RetrievalSettings:
     weak_listed_share: float = 1.0
     weak_associative_first: bool = True
     weak_cue_share: float = 0.9
-    weak_lane_share: float = 0.05   # chosen with opening_tokens, every fold (docs/retrieval.md, as above; 0 before)
+    weak_lane_share: float = 0.0
     weak_lane_dense_weight: float = 100.0
     associative_order: str = "scenecue"   # the associative lane's order (one of ASSOCIATIVE_ORDERS) ...
     weak_associative_order: str = "strongest(horizon,dense)"   # ... and a weak match's, which also lists
