@@ -16,6 +16,8 @@ leave-one-memory-out (docs/retrieval.md, "Associative pointers and weak matches"
     python -m benchmarks.recall_study pointers
     # 3c. LoCoMo evidence recall of the strong and the weak matches apart
     python -m benchmarks.recall_study matches
+    # 3d. every chosen constant again, each varied alone around the shipped settings
+    python -m benchmarks.recall_study audit
     # 4. the encoders compared: the same memories imported into a server of the other encoder
     TMEM_ENCODER=all-mpnet-base-v2 python -m benchmarks.recall_study trace ... --dir eval-out/study-mpnet
     python -m benchmarks.recall_study compare eval-out/study eval-out/study-mpnet
