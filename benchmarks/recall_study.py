@@ -38,6 +38,7 @@ the single lists, the packer's constants and the encoders are compared on the sa
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
 import functools
 import itertools
@@ -350,9 +351,7 @@ def audit(args) -> None:
     print("|---|---|---|---|")
     for name, r in report.items():
         means = " / ".join(f"{v} {statistics.mean(f.values()):.2f}" for v, f in r["table"].items())
-        counts = {}
-        for f in r["folds"].values():
-            counts[str(f["value"])] = counts.get(str(f["value"]), 0) + 1
+        counts = collections.Counter(str(f["value"]) for f in r["folds"].values())
         moved = " / ".join(f"{r['folds'][m]['held_out'] - r['folds'][m]['shipped']:+.2f}" for m in names)
         kind = " (S@5, unpacked)" if r["unpacked"] else ""
         print(f"| `{name}` ({r['shipped']}){kind} | {means} | "

@@ -99,3 +99,4 @@ def test_an_embedding_with_no_cosine_or_of_another_length_is_ranked_nowhere():
     assert [k for k, _ in vectors.hosts("horizon", [1.0, 0.0], 10, mean=True)] == ["s1"]
     assert vectors.cosines(["z0", "s2"], [1.0, 0.0])[0][0] == "s2" and vectors.held("scene_embedding") == 2
     assert Vectors.of(row(scene_vectors=[["a", [0.0, 0.0]]])).nearest("scene_embedding", [1.0, 0.0], 3) == []
+    assert Vectors.of(row(dim=2, scene_vectors=[["zb", [True, False]], ["s1", angle(0)]])).held("scene_embedding") == 1

@@ -30,25 +30,23 @@ class Shelf:
     @classmethod
     def of(cls, rows: list[list], dim: int | None = None) -> "Shelf":
         """A shelf of `[key…, embedding]` rows, sorted by key (a null key before any value). A
-        row whose embedding has no cosine with anything (all zeros, or a value that is not a
-        finite number) or not `dim` values (None: the first row's count) is left out, as Neo4j's
-        vector indexes leave such a node out: it is ranked nowhere, and nothing fails."""
+        row whose embedding is not `dim` numbers (None: the first row's count) or has no cosine
+        with anything (all zeros, a NaN or an infinity) is left out, as Neo4j's vector indexes
+        leave such a node out: it is ranked nowhere, and nothing fails."""
         if dim is None and rows:
             dim = len(rows[0][-1])
-        rows = [r for r in rows if isinstance(r[-1], list) and len(r[-1]) == dim]
-        rows = sorted(rows, key=lambda r: tuple((v is not None, v) for v in r[:-1]))
-        try:
-            unit = np.asarray([r[-1] for r in rows], dtype=np.float32).reshape(len(rows), dim or 0)
-        except (TypeError, ValueError):   # a value that is not a number (set by hand): those rows out
-            rows = [r for r in rows if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in r[-1])]
-            unit = np.asarray([r[-1] for r in rows], dtype=np.float32).reshape(len(rows), dim or 0)
+        # a property list holds one type, so its first value tells whether it holds numbers
+        rows = [r for r in rows if isinstance(r[-1], list) and len(r[-1]) == dim and dim
+                and isinstance(r[-1][0], (int, float)) and not isinstance(r[-1][0], bool)]
         if not rows:
             return cls([], np.zeros((0, 0), dtype=np.float32))
+        rows = sorted(rows, key=lambda r: tuple((v is not None, v) for v in r[:-1]))
+        unit = np.asarray([r[-1] for r in rows], dtype=np.float32)
         norms = np.linalg.norm(unit, axis=1)
         usable = np.isfinite(norms) & (norms > 0)   # a NaN or an infinity makes the norm so too
         if not usable.all():
             rows, unit, norms = [r for r, ok in zip(rows, usable) if ok], unit[usable], norms[usable]
-        return cls([tuple(r[:-1]) for r in rows], unit / norms[:, None] if len(rows) else unit)
+        return cls([tuple(r[:-1]) for r in rows], unit / norms[:, None])
 
     def __len__(self) -> int:
         return len(self.keys)
