@@ -1,5 +1,5 @@
 """Per-memory BM25 (tmem_graph/retrieve/lexical.py): what its stemmer buys, and what loading a
-memory's Lexicon costs.
+memory's Statistics (read once per version per process) costs.
 
     python -m benchmarks.lexical stemming     # LoCoMo, all ten conversations: BM25 over turns
     python -m benchmarks.lexical load --memory conv26-full --memory conv47-strong
@@ -8,7 +8,7 @@ memory's Lexicon costs.
 `stemming`: for each LoCoMo question (categories 1-4, repaired evidence), BM25 over the turns of
 its conversation ranks them; the share of its evidence turns within the first 5 / 10 / 20, with
 the Porter stems recall uses and with the same analysis unstemmed. No database, no encoder.
-`load`: the `retrieve/lexicon` query and the Lexicon's build, each the median of 5 runs.
+`load`: the `retrieve/statistics` query and the Statistics' build, each the median of 5 runs.
 `cold`: `--threads` recalls of one memory started at once on an empty cache (as after a write,
 when every caller of a service meets the new version), by this checkout and by `--old` (a
 directory holding an older `tmem_graph`), each in a process of its own, alternating: the time
@@ -76,12 +76,14 @@ def load_cost(memories: list[str]) -> None:
             fetch, build = [], []
             for _ in range(5):
                 t0 = time.perf_counter()
-                row = store.run("retrieve/lexicon", memory_id=store.memory(memory_id)["pid"])[0]
+                row = store.run("retrieve/statistics", memory_id=store.memory(memory_id)["pid"],
+                                keys=lexical.statistics_keys())[0]
                 t1 = time.perf_counter()
                 lexicon = lexical.build(row)
                 fetch.append((t1 - t0) * 1000)
                 build.append((time.perf_counter() - t1) * 1000)
-            print(f"| {memory_id} | {lexicon.size} | {statistics.median(fetch):.1f} | {statistics.median(build):.1f} |")
+            held = sum(lexicon.docs.values()) + sum(lexicon.counts.values())
+            print(f"| {memory_id} | {held} | {statistics.median(fetch):.1f} | {statistics.median(build):.1f} |")
 
 
 COLD = r"""
@@ -93,7 +95,7 @@ queries = json.loads(sys.stdin.read())
 memory.recall(queries[0])   # the encoder and the driver warm, as in a running service
 run, loads = memory.store.run, []
 def counting(name, **params):
-    if name == "retrieve/lexicon":
+    if name == "retrieve/statistics":
         loads.append(name)
     return run(name, **params)
 memory.store.run = counting

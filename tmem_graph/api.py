@@ -25,7 +25,7 @@ from .retrieve.pack import pack
 from .retrieve.results import Recall
 from .store import LIST_PAGE, Store, WriteLease
 from .textio import text_problem
-from .transfer import export_memory, import_memory as _import_memory
+from .transfer import add_statistics, export_memory, import_memory as _import_memory
 
 if TYPE_CHECKING:
     from .construct.inputs import InputTurn
@@ -453,10 +453,14 @@ def list_memories(settings: Settings | None = None, store: Store | None = None, 
 
 def apply_schema(settings: Settings | None = None, store: Store | None = None,
                  encoder: Encoder | None = None) -> list[str]:
-    """Apply the schema migrations for the configured encoder's dimension; wait for indexes."""
+    """Apply the schema migrations for the configured encoder's dimension; wait for indexes; then
+    add the BM25 statistics and index counts of every memory written before they were kept with
+    it (`transfer.add_statistics`)."""
     with _borrowed(store, settings) as store:
         encoder = encoder or get_encoder(store.settings.encoder)
-        return store.apply_schema(encoder.dim)
+        applied = store.apply_schema(encoder.dim)
+        add_statistics(store)
+        return applied
 
 
 @contextmanager

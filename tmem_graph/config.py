@@ -28,7 +28,7 @@ CUE_FUSIONS = ("strongest", "rrf")
 HORIZON_VIEWS = ("best", "mean")
 # with the mean, the Horizon family lists the scenes of the memory's nearest Horizon views, at most
 # this many multiples of `candidates` (1,000 views by default: some 330 scenes at three views each),
-# each scene scored by the mean of all its views (retrieve/vectors.py)
+# each scene scored by the mean of all its views (retrieve/rankings.cypher)
 HORIZON_MEAN_DEPTH = 20
 # the associative lane's order in the final scene fusion: SceneCue's, the Horizon family's own, an
 # RRF (k0 = cue_k0) of the Horizon family's order and SceneCue's, and of those and the scene

@@ -24,6 +24,7 @@ from .errors import MemoryNotFound, ObjectNotFound, UsageError
 from .format import MAX_TEXT_BYTES
 from .model import Item, MemoryDoc, Scene, Turn
 from .objects import FIELDS, get_object, kind_of
+from .retrieve.lexical import KINDS, LABELS, term_key, term_rows
 from .store import Store, WriteLease, new_version
 from .textio import text_problem
 from .transfer import dialogue_text, memory_rows, write_rows
@@ -41,6 +42,7 @@ def delete_item(store: Store, memory_id: str, item_id: str, by: str | None = Non
             lease.check_in(tx)
             item = _read(store, tx, memory_id, "item", item_id)
             gone = store.tx_run(tx, "edits/items_delete", memory_id=memory_id, ids=[item_id])[0]
+            restat(store, tx, memory_id)
             seq = _record(store, tx, memory_id, "item", item_id, "deleted", by, before=item)
     return {"memory_id": memory_id, "kind": "item", "id": item_id,
             "deleted": {"items": [item_id], "triggers": gone["triggers"]}, "change": seq}
@@ -85,6 +87,7 @@ def delete_turn(store: Store, memory_id: str, turn_id: str, encoder: Encoder, by
                     deleted["items"] += out["items"]
                     deleted["topics"] += out["topics"]
                     deleted["triggers"] += out["triggers"]
+            restat(store, tx, memory_id, {"scene": stale["scenes"]})
             seq = _record(store, tx, memory_id, "turn", turn_id, "deleted", by, before=turn,
                           after={"deleted": deleted, "stale": stale}, stale=bool(stale["items"] or stale["scenes"]))
     return {"memory_id": memory_id, "kind": "turn", "id": turn_id, "deleted": deleted, "stale": stale,
@@ -122,7 +125,8 @@ def update_item(store: Store, memory_id: str, item_id: str, text: str, encoder: 
                          embedding=rows["items"][0]["embedding"].tolist(), stale=triggers_of is None)
             if triggers_of is not None:
                 store.tx_run(tx, "edits/triggers_clear", memory_id=memory_id, ids=[item_id], families=["item"])
-                write_rows(store, tx, memory_id, _only(rows, "item_triggers"))
+                write_rows(store, tx, memory_id, _only(rows, "item_triggers", "terms_trigger"))
+            restat(store, tx, memory_id, {"item": [item_id]})
             after = _in_order("item", {**before, "text": text, "stale": triggers_of is None})
             seq = _record(store, tx, memory_id, "item", item_id, "updated", by, before=before, after=after,
                           stale=triggers_of is None)
@@ -162,12 +166,28 @@ def refresh_stale(store: Store, lease: WriteLease, memory_id: str, encoder: Enco
         lease.check_in(tx)
         store.tx_run(tx, "edits/triggers_clear", memory_id=memory_id, ids=scene_ids, families=["scene", "horizon"])
         store.tx_run(tx, "edits/triggers_clear", memory_id=memory_id, ids=item_ids, families=["item"])
-        write_rows(store, tx, memory_id, _only(rows, "scenes", "scene_triggers", "item_triggers"))
+        write_rows(store, tx, memory_id, _only(rows, "scenes", "terms_scene", "scene_triggers", "item_triggers",
+                                               "terms_trigger"))
+        restat(store, tx, memory_id)
         store.tx_run(tx, "edits/stale_clear", memory_id=memory_id, scene_ids=scene_ids, item_ids=item_ids)
         for kind, ids in (("scene", scene_ids), ("item", item_ids)):
             for object_id in ids:
                 _record(store, tx, memory_id, kind, object_id, "rebuilt", "build")
     return {"scenes": scene_ids, "items": item_ids}
+
+
+def restat(store: Store, tx, memory_id: str, written: dict[str, list[str]] | None = None) -> None:
+    """Inside an edit's transaction: link the objects whose texts it wrote (`written`: ids per
+    kind) to the memory's :Term nodes again, and total each field's lengths again (what deleted
+    objects added goes): the memory's BM25 statistics stay its own (retrieve/lexical.py)."""
+    for kind, ids in (written or {}).items():
+        if ids:
+            found = store.tx_run(tx, "store/terms_read", memory_id=memory_id, label=LABELS[kind], ids=ids,
+                                 after=None, limit=len(ids))
+            store.tx_run(tx, "store/terms_write", memory_id=memory_id, label=LABELS[kind],
+                         rows=term_rows(kind, ((r["id"], r["fields"]) for r in found)))
+    store.tx_run(tx, "store/terms_totals", memory_id=memory_id,
+                 keys=[term_key(kind, f) for kind, fields in KINDS.items() for f in fields])
 
 
 def _only(rows: dict[str, list[dict]], *keys: str) -> dict[str, list[dict]]:

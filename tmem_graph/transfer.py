@@ -24,6 +24,7 @@ from .model import (
     trigger_views_of_scene,
     turn_passage,
 )
+from .retrieve.lexical import KINDS, LABELS, term_rows
 from .store import Store, WriteLease, ft_scope, name_of, new_version, staged_id
 from .triggers import HORIZON, SCENE
 
@@ -145,22 +146,28 @@ def _import_in_batches(store: Store, lease: WriteLease, pid: str, memory: Memory
 
 
 def write_steps(m: str, rows: dict[str, list[dict]], size: int) -> Iterator[tuple[str, list[dict], dict]]:
-    """Every write query of a memory's rows, in order (links after the nodes they join), each
-    with at most `size` rows: (query name, rows, other parameters). MERGE: idempotent."""
+    """Every write query of a memory's rows, in order (links after the nodes they join, an
+    object's statistics after it: retrieve/lexical.py), each with at most `size` rows: (query
+    name, rows, other parameters). MERGE: idempotent."""
     steps = [("store/turns_merge", "turns", {"ft_scope": ft_scope("turn", m)}),
              ("store/turns_pending", "pending", {"ft_scope": ft_scope("recent", m)}),
              ("store/scenes_merge", "scenes", {"ft_scope": ft_scope("scene", m)}),
              ("store/scene_turns_link", "scene_turns", {}),
+             ("store/terms_write", "terms_scene", {"label": "Scene"}),
+             ("store/terms_write", "terms_turn", {"label": "Turn"}),
              ("store/scenes_chain", "chain", {}),
              ("store/topics_merge", "topics", {"ft_scope": ft_scope("topic", m)}),
              ("store/topic_scenes_link", "topic_scenes", {}),
+             ("store/terms_write", "terms_topic", {"label": "Topic"}),
              ("store/items_merge", "items", {"ft_scope": ft_scope("item", m)}),
              ("store/item_scenes_link", "item_scenes", {}),
+             ("store/terms_write", "terms_item", {"label": "Item"}),
              ("store/scene_triggers_merge", "scene_triggers", {}),
              ("store/item_triggers_merge", "item_triggers", {}),
+             ("store/terms_write", "terms_trigger", {"label": "Trigger"}),
              ("store/personas_merge", "personas", {})]
     for name, key, params in steps:
-        for start in range(0, len(rows[key]), size):
+        for start in range(0, len(rows.get(key, ())), size):
             yield name, [_as_lists(r) for r in rows[key][start:start + size]], {"memory_id": m, **params}
 
 
@@ -208,7 +215,15 @@ def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: d
                 "text": v.text, "position": v.position, "rationale": v.rationale,
                 "embedding": vectors[view_vec[n]]}
 
+    held = [t for t in memory.turns if t.id in in_scene]
     return {
+        "terms_topic": term_rows("topic", ((t.id, {"title": t.title, "keywords_text": " ".join(t.keywords) or None,
+                                                    "summary": t.summary}) for t in memory.topics)),
+        "terms_scene": term_rows("scene", ((s.id, {"title": s.title, "summary": s.summary, "narrative": s.narrative,
+                                                    "text": dialogue_text(s, turns)}) for s in memory.scenes)),
+        "terms_item": term_rows("item", ((i.id, {"text": i.text}) for i in memory.items)),
+        "terms_turn": term_rows("turn", ((t.id, {"text": t.text}) for t in held)),   # once a scene holds them
+        "terms_trigger": [{"id": v.id, "keys": [], "tfs": [], "lens": []} for v in scene_views + item_views],
         "turns": [{"id": t.id, "seq": off["turns"] + n, "speaker": t.speaker, "text": t.text, "time": t.time,
                    "session": t.session, "embedding": vectors[turn_vec[n][0]],
                    "passage_embedding": vectors[turn_vec[n][1]]}
@@ -236,6 +251,36 @@ def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: d
         "personas": [{"speaker": p.speaker, "seq": n, "summary": p.summary}
                      for n, p in enumerate(memory.personas)],
     }
+
+
+def add_statistics(store: Store) -> list[str]:
+    """Keep the BM25 statistics and index counts of every memory written before they were kept
+    with it (retrieve/lexical.py): each object linked to the memory's :Term nodes, in batches,
+    under the memory's write lease, then the memory marked. Returns the memories done."""
+    done = []
+    for row in store.run("store/memory_unstated"):
+        pid = row["pid"]
+        with WriteLease(store, name_of(pid), "add its statistics") as lease:
+            for kind, label in (*LABELS.items(), ("trigger", "Trigger")):
+                after = None
+                while True:
+                    lease.ensure()
+                    with store.transaction() as tx:
+                        lease.check_in(tx)
+                        found = store.tx_run(tx, "store/terms_read", memory_id=pid, label=label, ids=None,
+                                             after=after, limit=store.settings.write_batch)
+                        docs = ((r["id"], r["fields"]) for r in found)
+                        rows = (term_rows(kind, docs) if kind in KINDS
+                                else [{"id": r["id"], "keys": [], "tfs": [], "lens": []} for r in found])
+                        store.tx_run(tx, "store/terms_write", memory_id=pid, label=label, rows=rows)
+                    if len(found) < store.settings.write_batch:
+                        break
+                    after = found[-1]["id"]
+            with lease.committing(), store.transaction() as tx:
+                lease.check_in(tx)
+                store.tx_run(tx, "store/memory_stated", memory_id=pid, version=new_version())
+        done.append(pid)
+    return done
 
 
 EXPORT_TRIES = 5   # reads of a memory that a write keeps changing before `export_memory` gives up

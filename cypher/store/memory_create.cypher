@@ -3,7 +3,8 @@
 // $importing (null, or the token of an import written in batches: hidden until
 // store/memory_publish).
 // `turn_passages`: every turn of this memory is written with its passage embedding (the turn
-// channel searches only memories so marked: one made by an older version has turns without).
+// channel searches only memories so marked: one made by an older version has turns without);
+// `terms`: its BM25 statistics and index counts are kept as it is written (store/terms_write).
 CREATE (m:Memory {id: $memory_id, encoder: $encoder, dim: $dim, speakers: $speakers,
-                  created_at: $created_at, version: $version, turn_passages: true, importing: $importing})
+                  created_at: $created_at, version: $version, turn_passages: true, terms: 1, importing: $importing})
 RETURN m.id AS id

@@ -2,8 +2,10 @@
 ranked scenes and items with the same scores, lanes, `via` and ranks, the same turns and the
 same personas, for every ablation, on a memory built by the local model (the conv26-local
 fixture), on the hand-written example, and on a synthetic LoCoMo-sized memory. The stepwise
-cascade ranks by exact cosines in Cypher (tests/fixtures/stepwise/), the product by exact
-cosines in its own process (retrieve/vectors.py): the two agree only if both are exact."""
+cascade ranks exactly: every entry's cosine in Cypher (tests/fixtures/stepwise/) and BM25 over
+every text of the memory in Python; the product searches Neo4j's vector and full-text indexes,
+over-fetched, and scores their candidates on the memory's own statistics: the two agree where
+the searches miss nothing the rankings use."""
 
 import difflib
 import json
@@ -39,8 +41,8 @@ def comparable(recall) -> dict:
 
 
 def same(a, b) -> bool:
-    """Equal documents, scores within 1e-6: the product ranks by cosines computed in its process
-    (float32, retrieve/vectors.py), the stepwise cascade by Neo4j's `vector.similarity.cosine`,
+    """Equal documents, scores within 1e-6: the product's cosines come from the vector index
+    (float32), the stepwise cascade's from `vector.similarity.cosine`, and its BM25 from Python,
     which differ in their last bits."""
     if isinstance(a, float) or isinstance(b, float):
         return isinstance(a, (int, float)) and isinstance(b, (int, float)) and abs(a - b) <= 1e-6

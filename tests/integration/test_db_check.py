@@ -2,8 +2,8 @@
 
 The index is made unusable by dropping it (a killed server's broken Lucene index cannot be
 made on purpose); detection runs the single-index queries of `cypher/retrieve/*_dense.cypher`,
-so it catches both. Recall ranks by each memory's own statistics and embeddings in its own
-process (retrieve/lexical.py, retrieve/vectors.py), so a broken index leaves it whole."""
+so it catches both. Recall searches the indexes, and when a search fails it ranks every entry of
+the memory itself (retrieve/rankings_exact), so a broken index leaves it whole, only slower."""
 
 from __future__ import annotations
 

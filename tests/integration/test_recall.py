@@ -64,7 +64,7 @@ def test_a_scene_s_horizon_score_is_the_mean_of_all_its_views(memory, encoder):
     (`horizon_views` "mean", the default), "best" by its best view; checked against the views'
     embeddings read back. A ranking too shallow for every view of the memory (its cap, here a
     small `candidates`) lists the scenes of the views it reached, each still scored by the
-    mean of all its views (the memory's embeddings are all at hand: retrieve/vectors.py)."""
+    mean of all its views (each cosine computed for the scenes reached: retrieve/rankings)."""
     vector = encoder.encode([HORIZON_QUERY])[0]
     with memory.store.session("READ") as session:
         rows = session.run("MATCH (v:Trigger {memory_id: $m}) WHERE v.family = 'horizon' "
@@ -393,8 +393,37 @@ def test_a_weak_match_hands_over_associative_pointers(store, encoder, new_id, te
 
 
 def test_a_memory_that_does_not_exist_is_not_found_by_the_cascade(store, encoder):
-    """No Lexicon loads for it (no embeddings, no statistics): the recall says so, nothing raises
+    """No Statistics load for it (no counts, no statistics): the recall says so, nothing raises
     on the way (the rankings are empty, then the state says the memory is absent)."""
     vector = encoder.encode(["Where should the team eat?"])[0]
     with pytest.raises(MemoryNotFound, match="no-such-memory"):
         Cascade(store, RetrievalSettings()).recall("no-such-memory", "Where should the team eat?", vector)
+
+
+def test_an_embedding_set_by_hand_with_no_cosine_is_ranked_nowhere_and_recall_still_answers(store, encoder, new_id,
+                                                                                              team_doc):
+    """Embeddings a vector index leaves out (all zeros, a NaN, another length, values that are not
+    numbers: only a hand edit in Neo4j Browser writes them) fail `vector.similarity.cosine`; the
+    recall then ranks every entry itself, leaving them out (retrieve/rankings_exact), and the
+    other rankings are as before."""
+    team_doc["memory_id"] = new_id("badvec")
+    mem, _ = api.import_memory(team_doc, store=store, encoder=encoder)
+    try:
+        query = "Can you suggest a good sushi place for our group outing?"
+        before = mem.recall(query, trace=True)
+        dialogue = [s for s, _ in before.trace["scenes"].cue_lists["dialogue"]]
+        assert len(dialogue) >= 4
+        dim = store.memory(mem.id)["dim"]
+        broken = {dialogue[0]: [0.0] * dim, dialogue[1]: [float("nan")] + [0.1] * (dim - 1),
+                  dialogue[2]: [0.1] * (dim - 1), dialogue[3]: ["0.1"] * dim}
+        with store.session("WRITE") as s:
+            for scene, value in broken.items():
+                s.run("MATCH (s:Scene {memory_id: $m, id: $id}) SET s.dialogue_embedding = $value",
+                      m=mem.pid, id=scene, value=value).consume()
+            s.run("MATCH (m:Memory {id: $m}) SET m.version = 'hand-edited'", m=mem.pid).consume()
+        after = mem.recall(query, trace=True)
+        assert [s for s, _ in after.trace["scenes"].cue_lists["dialogue"]] == dialogue[4:]
+        assert after.trace["scenes"].cue_lists["horizon"] == before.trace["scenes"].cue_lists["horizon"]
+        assert after.scenes and after.version == "hand-edited"
+    finally:
+        mem.drop()

@@ -1,5 +1,6 @@
 """Per-memory BM25 (retrieve/lexical.py): Lucene's english analysis and BM25, on one memory's
-own statistics."""
+own statistics; the rows that keep them in the database; the per-process cache of a memory's
+statistics."""
 
 import math
 import threading
@@ -9,7 +10,8 @@ import types
 from tmem_graph.config import RetrievalSettings
 from tmem_graph.errors import DatabaseUnavailable
 from tmem_graph.retrieve.cascade import Cascade
-from tmem_graph.retrieve.lexical import CACHE, Bm25, LexiconCache, Lexicon, analyse, query_terms
+from tmem_graph.retrieve.lexical import (CACHE, Bm25, Statistics, StatisticsCache, analyse, build, lex_probe, lucene_query,
+                                         query_terms, statistics_keys, term_rows)
 
 
 def test_analysis_follows_lucenes_english_analyzer():
@@ -62,37 +64,59 @@ def test_equal_scores_rank_by_id():
 
 
 def test_the_cache_forgets_the_least_recently_used_beyond_its_limit():
-    def lexicon(version, n):
-        return Lexicon(version, {"turn": Bm25([(str(i), {"text": "x"}) for i in range(n)], {"text": 1.0})})
-    cache = LexiconCache(limit=10)
-    cache.put("db", "a", lexicon("1", 4))
-    cache.put("db", "b", lexicon("1", 4))
+    cache = StatisticsCache(limit=2)
+    cache.put("db", "a", Statistics("1"))
+    cache.put("db", "b", Statistics("1"))
     assert cache.get("db", "a").version == "1"   # a is now the most recent
-    cache.put("db", "c", lexicon("1", 4))
+    cache.put("db", "c", Statistics("1"))
     assert cache.get("db", "b") is None and cache.get("db", "a") is not None and cache.get("db", "c") is not None
-    cache.put("db", "big", lexicon("2", 50))     # larger than the limit: kept alone
-    assert cache.get("db", "big") is not None and cache.get("db", "a") is None
-    assert cache.get("other", "big") is None
+    assert cache.get("other", "a") is None
+
+
+def test_term_rows_hold_each_fields_distinct_terms_their_counts_and_lengths():
+    rows = term_rows("scene", [("s1", {"title": "Oysters, oysters!", "summary": None, "narrative": "",
+                                        "text": "Ana: the oysters at the market"})])
+    assert rows == [{"id": "s1", "lens": [2, 0, 0, 3],
+                     "keys": ["scene|title|", "scene|title|oyster", "scene|text|", "scene|text|ana",
+                              "scene|text|oyster", "scene|text|market"],
+                     "tfs": [2, 2, 3, 1, 1, 1], "lex": " title|oyster:2 text|ana:1 text|oyster:1 text|market:1 "}]
+    assert lex_probe("text", "oyster") in rows[0]["lex"] and lex_probe("text", "oyst") not in rows[0]["lex"]
+
+
+def test_statistics_are_read_off_the_term_nodes_degrees_and_totals():
+    keys = statistics_keys()
+    held = {"scene|title|": (4, 10), "vec|trigger_embedding|horizon": (12, 12), "vec|turn_embedding|": (30, 30)}
+    stats = build({"version": "v", "turn_passages": True,
+                   "terms_held": [[k, *held.get(k, (0, None))] for k in keys]})
+    assert stats.held("horizon") == 12 and stats.held("turn_embedding") == 30 and stats.held("item") == 0
+    assert stats.depth("horizon", 50) == 12 and stats.depth("turn_embedding", 5) == 5
+    title = stats.fields("scene")[0]
+    assert title == {"boost": 3.0, "docs": 4, "avg": 2.5} and stats.fields("scene")[1]["docs"] == 0
+
+
+def test_a_lucene_query_is_scoped_lowercased_and_escaped():
+    q = lucene_query("scene123", {"title": 3.0, "text": 1.0}, "Oysters AND (NOT) o'neil?")
+    assert q == "+ft_scope:scene123 +(title:(oysters and not o'neil)^3 text:(oysters and not o'neil))"
+    assert lucene_query("s", {"text": 1.0}, "?! ") is None
 
 
 class SlowStore:
-    """A store whose `retrieve/lexicon` takes a while (or fails first), counting its loads."""
+    """A store whose `retrieve/statistics` takes a while (or fails first), counting its loads."""
 
     def __init__(self, uri: str, fail_first: bool = False):
         self.settings = types.SimpleNamespace(uri=uri, database=None)
         self.loads, self.fail_first, self.lock = 0, fail_first, threading.Lock()
 
     def run(self, name, **params):
-        assert name == "retrieve/lexicon"
+        assert name == "retrieve/statistics"
         with self.lock:
             self.loads += 1
             fail, self.fail_first = self.fail_first, False
         time.sleep(0.2)
         if fail:
             raise DatabaseUnavailable("the server went away")
-        return [{"version": "v1", "topics": [], "scenes": [], "items": [], "turns": [["t1", "hello there"]],
-                 "topic_vectors": [], "scene_vectors": [], "dialogue_vectors": [], "item_vectors": [],
-                 "turn_vectors": [], "trigger_vectors": [], "turn_passages": True}]
+        return [{"version": "v1", "terms": True, "turn_passages": True,
+                 "terms_held": [["turn|text|", 1, 2], ["vec|turn_embedding|", 1, 1]]}]
 
 
 def load_at_once(cascade, threads: int = 6) -> list:
@@ -101,7 +125,7 @@ def load_at_once(cascade, threads: int = 6) -> list:
     def one():
         start.wait()
         try:
-            got.append(cascade.lexicon("m1", None))
+            got.append(cascade.statistics("m1", None))
         except DatabaseUnavailable as exc:
             got.append(exc)
     workers = [threading.Thread(target=one) for _ in range(threads)]
@@ -117,7 +141,7 @@ def test_recalls_that_miss_the_cache_at_once_load_the_memory_once():
     try:
         got = load_at_once(Cascade(store, RetrievalSettings()))
         assert store.loads == 1 and len(got) == 6 and all(g is got[0] for g in got)
-        assert got[0].version == "v1" and [k for k, _ in got[0].kinds["turn"].rank(["hello"])] == ["t1"]
+        assert got[0].version == "v1" and got[0].held("turn_embedding") == 1 and got[0].fields("turn")[0]["avg"] == 2
         assert Cascade(store, RetrievalSettings()).reload("m1") is not got[0] and store.loads == 2  # a reload loads
     finally:
         CACHE.drop(store.settings.uri + "/", "m1")

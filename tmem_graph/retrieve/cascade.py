@@ -2,31 +2,42 @@
 (with TrigRecall) → persona. The choices (SceneCue, the scene and item fusion, TrigRecall's
 gate) are the pure functions of `select.py`, fed with what two queries return:
 
-1. `retrieve/rankings`: the memory's state, the scenes of the ranked topics, the turns no scene
-   holds yet and the personas, in one round trip; every BM25 and vector ranking is made here, on
-   the memory's own statistics and embeddings (`lexical.py`, `vectors.py`: loaded once per
-   version of the memory, exact, and independent of every other memory), with the exact cosine
-   of every scene they reached;
+1. `retrieve/rankings`: the memory's state, every vector ranking (searches of Neo4j's vector
+   indexes filtered to the memory, scored by full-precision cosines, no deeper than the memory
+   holds), the scenes of the ranked topics, the exact cosine of every scene a ranking reached,
+   the turns no scene holds yet and the personas, in one round trip; the BM25 rankings are made
+   here, on the memory's own statistics (`lexical.py`: loaded once per version of the memory,
+   and independent of every other memory);
 2. `retrieve/finish`: the chosen scenes with their turns, the item pool (the chosen scenes'
    items ∪ the items TrigRecall reached), and the memory's state again.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 from typing import Iterable
 
 from ..config import HORIZON_MEAN_DEPTH, RetrievalSettings
-from ..errors import MemoryBusy, MemoryNotFound, UsageError
+from ..errors import DatabaseFault, MemoryBusy, SchemaError, MemoryNotFound, UsageError
+from ..store import ft_scope
 from ..store.lease import holder_gone, name_of
 from ..triggers import FAMILIES, HORIZON, ITEM, SCENE_FAMILIES
-from .lexical import CACHE, KINDS, Bm25, Lexicon, build, query_terms
-from .vectors import Vectors
+from .lexical import (CACHE, KINDS, Bm25, Statistics, build, lex_probe, lucene_query, query_terms, statistics_keys,
+                      term_key)
 from .results import COMPONENTS, Recall, RecalledScene
 from .select import (ItemCandidates, SceneCandidates, best_per_scene, fused_orders, scene_cue, select_cue,
                      select_items, select_lane, select_recent, select_scenes, top_topics, trig_recall)
 
+# a vector search asks its index for this many times the entries a ranking keeps (at most what the
+# memory holds), so that the index's approximate walk misses fewer of the memory's nearest
+# (docs/retrieval.md, "Vector rankings from Neo4j's indexes")
+OVERFETCH = 2.0
+OVERFETCH_MAX = 100   # ... and at most this many more than it keeps (a deep search costs its depth)
+# a BM25 ranking asks the full-text index for this many times the entries it keeps (at least
+# `candidates`), and scores them exactly on the memory's own statistics (docs/retrieval.md)
+BM25_OVERFETCH = 2.0
 CONSISTENT_WAIT_S = 30.0  # how long a recall runs again while its memory keeps being written
 MAX_COMMIT_S = 600.0      # a `committing` mark whose lease lapsed still counts this long (a long commit)
 
@@ -93,27 +104,29 @@ class Cascade:
         deadline = time.monotonic() + CONSISTENT_WAIT_S
         attempts = 0
         terms = query_terms(query)
-        lexicon = self.lexicon(memory_id, None)
+        lexicon = self.statistics(memory_id, None)
+        rankings = "retrieve/rankings"
         while True:
-            params, ranked = self._ranking_params(memory_id, terms, lexicon, vector, speaker, off)
-            first = self._run("retrieve/rankings", {**params, "past_commit": False})
-            before = _state_of(first)
-            if first["committing"] and not before["committing"]:  # the mark of a dead writer of this host
-                first = self._run("retrieve/rankings", {**params, "past_commit": True})
+            params = self._ranking_params(memory_id, query, terms, lexicon, vector, speaker, off)
+            try:
+                first = self._run(rankings, {**params, "past_commit": False})
                 before = _state_of(first)
+                if first["committing"] and not before["committing"]:  # the mark of a dead writer of this host
+                    first = self._run(rankings, {**params, "past_commit": True})
+                    before = _state_of(first)
+            except (DatabaseFault, SchemaError):   # a broken or missing index, an embedding set by hand
+                if rankings == "retrieve/rankings_exact":
+                    raise
+                rankings = "retrieve/rankings_exact"   # every entry scored and checked, no index
+                continue
             if not before["committing"]:
                 if not before["exists"]:
                     raise MemoryNotFound(f"no memory {name_of(memory_id)!r} (it was dropped, replaced or never existed)")
                 attempts += 1
                 if lexicon is None or lexicon.version != before["version"]:  # written since it was loaded
                     self._check_deadline(memory_id, deadline, attempts)
-                    lexicon = self.lexicon(memory_id, lexicon)
+                    lexicon = self.statistics(memory_id, lexicon)
                     continue
-                first.update(ranked)
-                reached = [*first["topic_scenes"], first["scene_bm25_ids"], first["scene_dense_ids"], first["dialogue_ids"],
-                           first["lane_dense_scenes"], first["scene_trigger_ids"], first["horizon_ids"]]
-                cosine = lexicon.vectors.cosines((s for ids in reached for s in ids), vector)
-                first["scene_cosine_ids"], first["scene_cosine_scores"] = [k for k, _ in cosine], [v for _, v in cosine]
                 first.update(self._lexical("recent_bm25", first["recent_texts"], terms, KINDS["turn"],
                                            self.cfg.candidates))
                 result, after = self._finish(memory_id, query, vector, off, trace, first)
@@ -135,14 +148,14 @@ class Cascade:
     def _where(self) -> str:
         return f"{self.store.settings.uri}/{self.store.settings.database or ''}"
 
-    def reload(self, memory_id: str) -> Lexicon | None:
-        """Load the memory's Lexicon of its current version into this process's cache, whatever
+    def reload(self, memory_id: str) -> Statistics | None:
+        """Load the memory's Statistics of its current version into this process's cache, whatever
         it held (None when the memory does not exist): the first recall after a write then
-        finds it there."""
-        return self.lexicon(memory_id, CACHE.get(self._where(), memory_id))
+        finds them there."""
+        return self.statistics(memory_id, CACHE.get(self._where(), memory_id))
 
-    def lexicon(self, memory_id: str, stale: Lexicon | None) -> Lexicon | None:
-        """The memory's Lexicon: this process's copy unless it is `stale`, else loaded from the
+    def statistics(self, memory_id: str, stale: Statistics | None) -> Statistics | None:
+        """The memory's Statistics: this process's copy unless it is `stale`, else read from the
         database (None when the memory does not exist)."""
         where = self._where()
         held = CACHE.get(where, memory_id)
@@ -152,9 +165,12 @@ class Cascade:
             held = CACHE.get(where, memory_id)   # who waited for it finds the copy just loaded
             if held is not None and held is not stale:
                 return held
-            rows = self.store.run("retrieve/lexicon", memory_id=memory_id)
+            rows = self.store.run("retrieve/statistics", memory_id=memory_id, keys=statistics_keys())
             if not rows:
                 return None
+            if not rows[0]["terms"]:
+                raise SchemaError(f"memory {name_of(memory_id)!r} was written before its statistics were kept "
+                                  "with it; run `tmem schema apply` once to add them")
             loaded = build(rows[0])
             CACHE.put(where, memory_id, loaded)
             return loaded
@@ -167,73 +183,63 @@ class Cascade:
         ranked = Bm25(((d[0], {"text": d[1]}) for d in docs or []), boosts).rank(terms, limit)
         return {f"{name}_ids": [k for k, _ in ranked], f"{name}_scores": [v for _, v in ranked]}
 
-    def _ranking_params(self, memory_id: str, terms: list[str], lexicon: Lexicon | None,
-                        vector: list[float], speaker: str | None, off: frozenset[str]) -> tuple[dict, dict]:
-        """The parameters of retrieve/rankings, and the BM25 and vector rankings of the memory's
-        Lexicon (which ones this recall asks for, how deep), in the shape of that query's columns."""
+    def _ranking_params(self, memory_id: str, query: str, terms: list[str], lexicon: Statistics | None,
+                        vector: list[float], speaker: str | None, off: frozenset[str]) -> dict:
+        """The parameters of retrieve/rankings: which BM25 and vector rankings this recall asks for,
+        how deep, how far each index is searched, with the memory's statistics (`lexicon`)."""
         cfg = self.cfg
         scenes_on, items_on = "scene_layer" not in off, "item_channel" not in off
         topics_on = scenes_on and "topic_filter" not in off
         recent_on = "recent" not in off and cfg.k_recent > 0
-        asked = {"topic_bm25": ("topic", topics_on, cfg.candidates), "scene_bm25": ("scene", scenes_on, cfg.candidates),
-                 "item_bm25": ("item", items_on, cfg.candidates), "lane_bm25": ("turn", self._lane_on(off), cfg.lane_depth())}
-        ranked = {}
-        for name, (kind, on, depth) in asked.items():
-            found = lexicon.kinds[kind].rank(terms, depth) if on and lexicon is not None and terms else []
-            ranked[f"{name}_ids"], ranked[f"{name}_scores"] = [k for k, _ in found], [v for _, v in found]
-        # how close the nearest turn is in words (None: a query without words, e.g. stop words
-        # alone): with the nearest in meaning, it decides a weak match
-        ranked["turn_words"] = lexicon.kinds["turn"].held(terms) if lexicon is not None else None
+        asked = {"topic": (topics_on, cfg.candidates), "scene": (scenes_on, cfg.candidates),
+                 "item": (items_on, cfg.candidates), "turn": (self._lane_on(off), cfg.lane_depth())}
+        bm25 = {}
+        for kind, (on, depth) in asked.items():
+            # the turns' statistics are read for every query with words: a weak match's test
+            wanted = depth if on else 0
+            asks = bool(terms) and lexicon is not None and (on or kind == "turn")
+            fetch = math.ceil(max(wanted, cfg.candidates) * BM25_OVERFETCH) if asks else 0
+            bm25[kind] = {"k": wanted, "fetch": fetch, "index": "turn_search" if kind == "turn" else "text_search",
+                          "lucene": lucene_query(ft_scope(kind, memory_id), KINDS[kind], query) if asks else None,
+                          "fields": lexicon.fields(kind) if lexicon is not None else [],
+                          "terms": [{"key": term_key(kind, f, t), "probe": lex_probe(f, t), "field": n}
+                                    for n, f in enumerate(KINDS[kind]) for t in terms] if asks else []}
 
-        families = [f.key for f in SCENE_FAMILIES if scenes_on and f.ablation not in off]
+        families = {f.key for f in SCENE_FAMILIES if scenes_on and f.ablation not in off}
         if items_on and ITEM.ablation not in off:
-            families.append(ITEM.key)
-        wanted = {f.key: f.depth * cfg.candidates for f in FAMILIES.values()}
-        wanted[ITEM.key] += len(ITEM.views) * cfg.r_trigger_items  # R triggers of three views each
-        if cfg.horizon_views == "mean":   # the scenes of this many nearest views are listed (each by all its views)
+            families.add(ITEM.key)
+        wanted = {f.key: f.depth * cfg.candidates if f.key in families else 0 for f in FAMILIES.values()}
+        if ITEM.key in families:
+            wanted[ITEM.key] += len(ITEM.views) * cfg.r_trigger_items  # R triggers of three views each
+        mean = cfg.horizon_views == "mean"
+        if mean and HORIZON.key in families:   # the scenes of this many nearest views are listed (each by all its views)
             wanted[HORIZON.key] = max(wanted[HORIZON.key], HORIZON_MEAN_DEPTH * cfg.candidates)
-        wanted.update({"topic_embedding": cfg.candidates, "scene_embedding": cfg.candidates,
-                       "scene_dialogue_embedding": cfg.candidates, "item_embedding": cfg.candidates,
-                       "turn_embedding": cfg.lane_depth()})
-        # no ranking goes deeper than the memory holds (Lexicon.depth)
-        depths = {index: lexicon.depth(index, k) if lexicon is not None else 0 for index, k in wanted.items()}
-        ranked.update(self._dense(lexicon, vector, depths, families, off))
+        lane = lexicon is not None and lexicon.turn_passages and scenes_on and "turns" not in off
+        plan = {"topic": ("topic_embedding", cfg.candidates if topics_on else 0),
+                "scene": ("scene_embedding", cfg.candidates if scenes_on and not topics_on else 0),
+                "dialogue": ("scene_dialogue_embedding", cfg.candidates if scenes_on else 0),
+                "lane": ("turn_embedding", cfg.lane_depth() if lane else 0),
+                "item": ("item_embedding", cfg.candidates if items_on and (not scenes_on or cfg.item_search > 0) else 0),
+                "item_views": (ITEM.key, wanted[ITEM.key]), "scene_views": ("scene", wanted["scene"]),
+                "horizon_views": (HORIZON.key, wanted[HORIZON.key])}
+        vec = {}
+        for name, (index, k) in plan.items():
+            held = lexicon.held(index) if lexicon is not None else 0   # no search deeper than the memory holds
+            if name == "horizon_views" and held > k:   # too many views to reach them all: the family's own depth
+                k = HORIZON.depth * cfg.candidates
+            vec[name] = {"k": min(k, held), "fetch": min(held, k + min(math.ceil(k * (OVERFETCH - 1)), OVERFETCH_MAX))}
+        if vec["lane"]["k"]:   # the turn index holds the turns waiting for a scene too: the lane leaves them out
+            vec["lane"]["fetch"] = min(lexicon.held("turn_embedding"), vec["lane"]["fetch"] + cfg.k_recent + cfg.candidates)
         return {"memory_id": memory_id, "lease_id": name_of(memory_id), "vector": vector, "limit": cfg.candidates,
-                "commit_ms": int(MAX_COMMIT_S * 1000), "speaker": speaker,
-                "topic_ids": list(dict.fromkeys(ranked["topic_bm25_ids"] + ranked["topic_dense_ids"])),
+                "commit_ms": int(MAX_COMMIT_S * 1000), "speaker": speaker, "bm25": bm25, "vec": vec,
+                "horizon_mean": mean,
+                # the scenes whose cosines the pool may need (the rest, rare, by retrieve/cosines):
+                # twice the prefilter's topics, three times SceneCue's places in each of its lists
+                "cosine": {"k0": cfg.k0, "topics": 2 * cfg.k_topics, "cue": 3 * cfg.cue_top,
+                           "lane": cfg.candidates, "scene_lists": scenes_on and not topics_on},
+                "horizon_complete": vec["horizon_views"]["fetch"] >= (lexicon.held(HORIZON.key) if lexicon else 0),
                 "recent": recent_on, "recent_lexical": recent_on and bool(terms),
-                "persona": "persona" not in off}, ranked
-
-    def _dense(self, lexicon: Lexicon | None, vector: list[float], depths: dict[str, int], families: list[str],
-               off: frozenset[str]) -> dict:
-        """The vector rankings, exact over the memory's own embeddings (`vectors.py`), in the
-        shape of parallel lists: topics, scenes, dialogues, the turn lane's turns with their
-        scenes, each scene's best Scene-trigger view, the Horizon hosts (the mean of a scene's
-        views with `horizon_views` "mean"), the item trigger views and the items."""
-        out: dict = {}
-
-        def put(name: str, pairs: list[tuple[str, float]]) -> None:
-            out[f"{name}_ids"], out[f"{name}_scores"] = [k for k, _ in pairs], [v for _, v in pairs]
-
-        vec = lexicon.vectors if lexicon is not None else Vectors({})
-        scenes_on, items_on = "scene_layer" not in off, "item_channel" not in off
-        topics_on = scenes_on and "topic_filter" not in off
-        put("topic_dense", vec.nearest("topic_embedding", vector, depths["topic_embedding"]) if topics_on else [])
-        put("scene_dense", vec.nearest("scene_embedding", vector, depths["scene_embedding"])
-            if scenes_on and not topics_on else [])
-        put("dialogue", vec.nearest("scene_dialogue_embedding", vector, depths["scene_dialogue_embedding"])
-            if scenes_on else [])
-        turns, scenes = vec.turns(vector, depths["turn_embedding"]) if scenes_on and "turns" not in off else ([], [])
-        put("lane_dense", turns)
-        out["lane_dense_scenes"] = scenes
-        for fam in SCENE_FAMILIES:
-            mean = fam is HORIZON and self.cfg.horizon_views == "mean"
-            put(fam.channel, vec.hosts(fam.key, vector, depths[fam.key], mean) if fam.key in families else [])
-        views = vec.views(ITEM.key, vector, depths[ITEM.key]) if ITEM.key in families else []
-        out["item_views"] = [[h, p, c, v] for (h, p, c), v in views if p is not None]
-        put("item_dense", vec.nearest("item_embedding", vector, depths["item_embedding"])
-            if items_on and (not scenes_on or self.cfg.item_search > 0) else [])
-        return out
+                "persona": "persona" not in off}
 
     def _lane_on(self, off: frozenset[str]) -> bool:
         """Whether this recall asks for the turn lane: only the packer uses it, with a token budget."""
@@ -254,7 +260,7 @@ class Cascade:
         scene_ids: list[str] = []
         cue: list[RecalledScene] = []
         if scenes_on:
-            cands = self._scene_candidates(off, first, cfg)
+            cands = self._scene_candidates(memory_id, vector, off, first, cfg)
             result.scenes = select_scenes(cands, cfg)
             traced["scenes"] = cands
             if trace:   # the fused lists the ranks name, listed beside the lists they fuse
@@ -316,7 +322,8 @@ class Cascade:
             result.trace = traced
         return result, after
 
-    def _scene_candidates(self, off: frozenset[str], first: dict, cfg: RetrievalSettings) -> SceneCandidates:
+    def _scene_candidates(self, memory_id: str, vector: list[float], off: frozenset[str], first: dict,
+                          cfg: RetrievalSettings) -> SceneCandidates:
         """The scene layer's candidates: the first round's rankings, SceneCue, and the pool
         (prefiltered topics' scenes ∪ scenes reached otherwise) ranked by exact cosine, with
         `cfg` as split for this recall's match."""
@@ -342,6 +349,9 @@ class Cascade:
             if "dialogue" not in channels:
                 channels.append("dialogue")
         cosine = dict(ranking(first, "scene_cosine"))
+        missing = [s for s in {**by_topic, **dict.fromkeys(via)} if s not in cosine]
+        if missing:   # a fusion lifted a scene from deep in its lists (or it has no embedding)
+            cosine.update(scored(self.store.run("retrieve/cosines", memory_id=memory_id, vector=vector, ids=missing)))
         pool = [s for s in {**by_topic, **dict.fromkeys(via)} if s in cosine]
         for s in pool:
             if s in by_topic:

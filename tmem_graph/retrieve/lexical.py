@@ -1,13 +1,18 @@
-"""BM25 whose every statistic comes from one memory (shared/docs/design.md, "Retrieval").
+"""BM25 on each memory's own statistics, kept in the database with the memory
+(shared/docs/design.md, "Retrieval").
 
 Neo4j's full-text index keeps its statistics (document frequencies, average field lengths)
-for the whole index, so a memory's BM25 ranking moved when another memory was imported and a
-caller could tell whether other memories used a word (docs/retrieval.md, "Lexical ranking").
-Here each memory's topics, scenes, items and turns are analysed in Python, as Lucene's
-`english` analyzer does (words, possessives dropped, its stop words, the Porter stemmer), into
-one index per kind, kept per process for the memory's version (`LexiconCache`): a recall
-ranks with the index of the version it reads, a write makes a new version and the next recall
-loads it again.
+for the whole index, so a memory's BM25 ranking would move when another memory is imported and
+a caller could tell whether other memories use a word (docs/retrieval.md, "Lexical ranking").
+So every object's texts are analysed here, as Lucene's `english` analyzer does (words,
+possessives dropped, its stop words, the Porter stemmer), when it is written: it links to one
+`:Term` node of its memory per distinct term of each field (`HAS_TERM {tf}`), whose degree is
+the term's document frequency in that memory, and to one per field, whose degree counts the
+objects with text there and whose `total` sums their lengths (`term_rows`, `store/terms_write`).
+A recall asks the full-text index for candidates within the memory and scores them exactly
+with those statistics in Cypher (`retrieve/rankings`); this process keeps a few numbers per
+memory version (`Statistics`), never the memory's texts. `Bm25` ranks texts held in Python:
+the turns no scene holds yet, on their own statistics, and tests' reference rankings.
 """
 
 from __future__ import annotations
@@ -24,8 +29,6 @@ from typing import Iterable, Iterator
 
 import snowballstemmer
 
-from .vectors import Vectors
-
 # Lucene's English stop words (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET)
 STOP = frozenset("a an and are as at be but by for if in into is it no not of on or such that the their then "
                  "there these they this to was will with".split())
@@ -35,7 +38,7 @@ _STEM_LOCK = threading.Lock()                  # a snowball stemmer keeps state 
 MAX_TERMS = 64      # a query's distinct terms beyond these are not searched (as the Lucene path did)
 K1, B = 1.2, 0.75   # Lucene's BM25Similarity defaults
 COUNTED_TEXTS = 8192   # texts whose analysis is kept (`counted`)
-CACHE_DOCS = 500_000  # documents and embeddings (Vectors.size) held per process, all memories, before forgetting
+CACHE_MEMORIES = 10_000   # memories whose Statistics a process keeps before forgetting the least recently used
 
 
 @lru_cache(maxsize=200_000)
@@ -65,6 +68,23 @@ def counted(text: str | None) -> tuple[tuple[str, int], ...]:
     """The terms of `text` with their counts, in order of first use; kept for the texts every
     recall analyses again (a memory's pending turns, ranked on their own statistics each time)."""
     return tuple(Counter(analyse(text)).items())
+
+
+_LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')
+
+
+def lucene_query(scope: str, fields: dict[str, float], text: str) -> str | None:
+    """A full-text query for the objects of one kind of one memory (`scope`, their `ft_scope`
+    token) that share a word with `text` in one of `fields` (boosted as the BM25 ranking weighs
+    them): `+ft_scope:<scope> +(title:(w1 w2)^3 …)`. The words are `text`'s own, lower-cased (so
+    AND, OR and NOT are never operators) and escaped, at most MAX_TERMS; the index analyses them
+    as it analysed the texts. None when `text` has no words."""
+    words = list(dict.fromkeys(w for w in _WORD.findall((text or "").lower())))[:MAX_TERMS]
+    if not words:
+        return None
+    body = " ".join(_LUCENE_SPECIAL.sub(r"\\\1", w) for w in words)
+    clauses = " ".join(f"{field}:({body})" + (f"^{boost:g}" if boost != 1 else "") for field, boost in fields.items())
+    return f"+ft_scope:{scope} +({clauses})"
 
 
 def query_terms(text: str) -> list[str]:
@@ -139,25 +159,6 @@ def _best_first(pair: tuple[str, float]) -> tuple[float, str]:
     return -pair[1], pair[0]
 
 
-@dataclass
-class Lexicon:
-    """One version of one memory as this process ranks it: indexed per kind for BM25 (`KINDS`),
-    and its embeddings for the exact vector rankings (`vectors.Vectors`)."""
-    version: str
-    kinds: dict[str, Bm25]
-    vectors: Vectors = field(default_factory=lambda: Vectors({}))
-
-    def depth(self, index: str, wanted: int) -> int:
-        """How deep a vector ranking of `index` (or trigger family) goes: what is wanted, at
-        most what the memory holds (0: none)."""
-        return min(wanted, self.vectors.held(index))
-
-    @property
-    def size(self) -> int:
-        """Documents and embeddings held (`Vectors.size`): what the cache counts against its limit."""
-        return sum(len(b) for b in self.kinds.values()) + self.vectors.size
-
-
 # the fields of each kind and their boosts (the title weighs most: it names what the object is about)
 KINDS = {
     "topic": {"title": 2.0, "keywords_text": 1.0, "summary": 1.0},
@@ -165,30 +166,119 @@ KINDS = {
     "item": {"text": 1.0},
     "turn": {"text": 1.0},
 }
+LABELS = {"topic": "Topic", "scene": "Scene", "item": "Item", "turn": "Turn"}
+# the vector indexes recall searches; the trigger index is counted per family ("trigger_embedding|item")
+VECTOR_INDEXES = ("topic_embedding", "scene_embedding", "scene_dialogue_embedding", "item_embedding",
+                  "turn_embedding")
+TRIGGER_FAMILIES = ("item", "scene", "horizon")
 
 
-def build(row: dict) -> Lexicon:
-    """A memory's Lexicon from the columns of `retrieve/lexicon` (one [id, field values…] list
-    per object, fields in the order of `KINDS`, and the embeddings)."""
-    kinds = {}
-    for kind, boosts in KINDS.items():
-        kinds[kind] = Bm25(((r[0], dict(zip(boosts, r[1:]))) for r in row[f"{kind}s"]), boosts)
-    return Lexicon(row["version"], kinds, Vectors.of(row))
+def term_key(kind: str, field: str, term: str = "") -> str:
+    """The key of a memory's `:Term` node: a term of one field of one kind ("scene|title|allergi"),
+    or with no term the field itself ("scene|title|": every object with text in that field links
+    to it, with its length)."""
+    return f"{kind}|{field}|{term}"
 
 
-class LexiconCache:
-    """The Lexicons this process has loaded, one version per memory, least recently used forgotten
-    first once they hold more than `limit` objects (a memory larger than that is kept alone)."""
+def vector_key(index: str) -> str:
+    """The key of the `:Term` node every object in a vector index links to ("vec|item_embedding|",
+    "vec|trigger_embedding|horizon"): its degree is how many entries the index holds for the memory."""
+    return f"vec|{index}|"
 
-    def __init__(self, limit: int = CACHE_DOCS):
+
+def term_rows(kind: str, docs: Iterable[tuple[str, dict]]) -> list[dict]:
+    """The rows of `store/terms_write` for objects of `kind`: each object's distinct terms per
+    field with their counts (`keys`, `tfs`), the field itself with its length (the counts summed),
+    its lengths in the order of `KINDS` (`lens`), and its terms with their counts as one string
+    (`lex`, read by `lex_probe`)."""
+    rows = []
+    for key, fields in docs:
+        keys, tfs, lens, lex = [], [], [], []
+        for field in KINDS[kind]:
+            terms = counted(fields.get(field))
+            length = sum(tf for _, tf in terms)
+            lens.append(length)
+            if length:
+                keys.append(term_key(kind, field))
+                tfs.append(length)
+                for term, tf in terms:
+                    keys.append(term_key(kind, field, term))
+                    tfs.append(tf)
+                    lex.append(f"{field}|{term}:{tf}")
+        rows.append({"id": key, "keys": keys, "tfs": tfs, "lens": lens, "lex": " " + " ".join(lex) + " "})
+    return rows
+
+
+def lex_probe(field: str, term: str) -> str:
+    """What precedes a term's count in an object's `lex` string (" title|oyster:2 text|ana:1 "):
+    the recall reads a candidate's term counts off it, one string search per query term."""
+    return f" {field}|{term}:"
+
+
+def statistics_keys() -> list[str]:
+    """The `:Term` keys whose degree (and total) `retrieve/statistics` reads once per version."""
+    return ([term_key(kind, field) for kind, boosts in KINDS.items() for field in boosts]
+            + [vector_key(i) for i in VECTOR_INDEXES] + [vector_key("trigger_embedding") + f for f in TRIGGER_FAMILIES])
+
+
+@dataclass
+class Statistics:
+    """What one version of one memory is ranked by, kept in this process (a few numbers, whatever
+    the memory's size): per field of each kind, how many objects have text there (`docs`) and
+    their total length; per vector index (and trigger family), how many entries it holds."""
+    version: str
+    docs: dict[str, int] = field(default_factory=dict)      # term_key(kind, field) -> objects
+    totals: dict[str, int] = field(default_factory=dict)    # term_key(kind, field) -> summed lengths
+    counts: dict[str, int] = field(default_factory=dict)    # index or trigger family -> entries
+    turn_passages: bool = False   # the memory's every turn has a passage embedding (the turn lane)
+
+    def held(self, index: str) -> int:
+        """How many entries `index` (or a trigger family) holds for the memory."""
+        return self.counts.get(index, 0)
+
+    def depth(self, index: str, wanted: int) -> int:
+        """How deep a vector ranking of `index` (or trigger family) goes: what is wanted, at
+        most what the memory holds (0: none)."""
+        return min(wanted, self.held(index))
+
+    def fields(self, kind: str) -> list[dict]:
+        """The `fields` of a BM25 ranking's parameters: each field's boost, its objects and their
+        mean length on this memory (`retrieve/rankings`)."""
+        out = []
+        for name, boost in KINDS[kind].items():
+            key = term_key(kind, name)
+            docs = self.docs.get(key, 0)
+            out.append({"boost": boost, "docs": docs, "avg": self.totals.get(key, 0) / docs if docs else 1.0})
+        return out
+
+    size = 1   # what the cache counts against its limit: one memory
+
+
+def build(row: dict) -> Statistics:
+    """A memory's Statistics from the columns of `retrieve/statistics`."""
+    docs, totals, counts = {}, {}, {}
+    for key, degree, total in row["terms_held"]:
+        if key.startswith("vec|"):
+            index, family = key.split("|")[1:3]
+            counts[family or index] = int(degree or 0)
+        else:
+            docs[key], totals[key] = int(degree or 0), int(total or 0)
+    return Statistics(row["version"], docs, totals, counts, bool(row.get("turn_passages")))
+
+
+class StatisticsCache:
+    """The Statistics this process has loaded, one version per memory, least recently used
+    forgotten first once there are more than `limit` of them."""
+
+    def __init__(self, limit: int = CACHE_MEMORIES):
         self.limit = limit
-        self._held: OrderedDict[tuple[str, str], Lexicon] = OrderedDict()
+        self._held: OrderedDict[tuple[str, str], Statistics] = OrderedDict()
         self._lock = threading.Lock()
         self._loading: dict[tuple[str, str], list] = {}   # a lock per memory being loaded, and its users
 
     @contextmanager
     def loading(self, where: str, memory_id: str) -> Iterator[None]:
-        """Held while one memory's Lexicon is loaded: recalls that miss the cache at once load it
+        """Held while one memory's Statistics is loaded: recalls that miss the cache at once load it
         one after the other, so the second finds the first's copy instead of loading it again."""
         key = (where, memory_id)
         with self._lock:
@@ -203,14 +293,14 @@ class LexiconCache:
                 if not entry[1]:
                     del self._loading[key]
 
-    def get(self, where: str, memory_id: str) -> Lexicon | None:
+    def get(self, where: str, memory_id: str) -> Statistics | None:
         with self._lock:
             found = self._held.get((where, memory_id))
             if found is not None:
                 self._held.move_to_end((where, memory_id))
             return found
 
-    def put(self, where: str, memory_id: str, lexicon: Lexicon) -> None:
+    def put(self, where: str, memory_id: str, lexicon: Statistics) -> None:
         with self._lock:
             self._held[(where, memory_id)] = lexicon
             self._held.move_to_end((where, memory_id))
@@ -224,4 +314,4 @@ class LexiconCache:
             self._held.pop((where, memory_id), None)
 
 
-CACHE = LexiconCache()
+CACHE = StatisticsCache()

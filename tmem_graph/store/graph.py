@@ -38,12 +38,12 @@ PROBE_PROPERTY = {"topic_embedding": "embedding", "scene_embedding": "embedding"
                   "scene_dialogue_embedding": "dialogue_embedding", "item_embedding": "embedding",
                   "trigger_embedding": "embedding", "turn_embedding": "passage_embedding"}
 # the depths `check_indexes` searches each index at: the shallowest, the default recall's, the deepest,
-# each no deeper than the probed memory's entries, as recall (retrieve/lexical.py, Lexicon.depth)
+# each no deeper than the probed memory's entries, as recall (retrieve/lexical.py, Statistics.depth)
 PROBE_LIMITS = (1, RetrievalSettings().candidates, MAX_BUDGET)
 LIST_PAGE = 1000   # memories per query of a listing
 DELETE_QUERIES = ("store/delete_triggers", "store/delete_items", "store/delete_topics",
                   "store/delete_scenes", "store/delete_turns", "store/delete_personas",
-                  "store/delete_changes", "store/delete_memory")
+                  "store/delete_changes", "store/delete_terms", "store/delete_memory")
 
 
 def new_version() -> str:

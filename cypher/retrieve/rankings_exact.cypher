@@ -1,0 +1,297 @@
+// The first round trip of a recall when retrieve/rankings failed (a vector index missing or
+// broken, as after a killed server, or an embedding set by hand that has no cosine): the same
+// rankings and columns, every vector ranking exact from the memory's own entries one by one
+// (`vector.similarity.cosine`, no vector index read), an embedding that is not numbers of the
+// query's dimension, all zeros, a NaN or an infinity left out (as a vector index leaves it out).
+// Generated from retrieve/rankings by hand-kept rules: keep the two in step.
+// Parameters and columns: retrieve/rankings ($vec's `fetch` and $horizon_complete unused).
+CYPHER 25
+CALL () {
+  OPTIONAL MATCH (m:Memory {id: $memory_id}) WHERE m.importing IS NULL   // hidden: absent
+  OPTIONAL MATCH (l:WriteLease {memory_id: $lease_id})   // the memory's name's (store/lease.py)
+  WHERE l.committing = true AND (l.expires_at >= timestamp() OR l.committing_since >= timestamp() - $commit_ms)
+  RETURN m IS NOT NULL AS exists, m.version AS version, l IS NOT NULL AS committing,
+         l.host AS host, l.pid AS pid
+}
+WITH exists, version, committing, host, pid, exists AND (NOT committing OR $past_commit) AS go
+CALL (go) {
+  WITH go WHERE go AND $bm25.topic.fetch > 0
+  CALL () {   // each query term's weight in each field: boost × IDF on the memory's own statistics
+    UNWIND $bm25.topic.terms AS term
+    OPTIONAL MATCH (t:Term {memory_id: $memory_id, key: term.key})
+    WITH term, $bm25.topic.fields[term.field] AS f, COUNT { (t)<-[:HAS_TERM]-() } AS df
+    RETURN collect(term.probe) AS probes, collect(term.field) AS fields,
+           collect(f.boost * log(1 + (f.docs - df + 0.5) / (df + 0.5))) AS weights
+  }
+  CALL (probes, fields, weights) {   // the full-text index's candidates in the memory, scored exactly
+    CALL db.index.fulltext.queryNodes($bm25.topic.index, $bm25.topic.lucene, {limit: $bm25.topic.fetch}) YIELD node AS n
+    WHERE n.memory_id = $memory_id
+    CALL (n, probes, fields, weights) {   // BM25 (k1 1.2, b 0.75), each field on its own statistics
+      UNWIND range(0, size(probes) - 1) AS i
+      WITH i WHERE n.lex CONTAINS probes[i]
+      WITH i, split(n.lex, probes[i]) AS parts   // the term's count, off `lex`
+      WITH i, toFloat(split(parts[1], ' ')[0]) AS tf, $bm25.topic.fields[fields[i]] AS f, n.lex_len[fields[i]] AS len
+      RETURN sum(weights[i] * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * len / f.avg))) AS score
+    }
+    WITH n.id AS id, score WHERE id IS NOT NULL AND score > 0
+    ORDER BY score DESC, id
+    RETURN collect(id) AS ids, collect(score) AS scores
+  }
+  RETURN coalesce(head(collect(ids[..$bm25.topic.k])), []) AS topic_bm25_ids, coalesce(head(collect(scores[..$bm25.topic.k])), []) AS topic_bm25_scores
+}
+CALL (go) {
+  WITH go WHERE go AND $bm25.scene.fetch > 0
+  CALL () {   // each query term's weight in each field: boost × IDF on the memory's own statistics
+    UNWIND $bm25.scene.terms AS term
+    OPTIONAL MATCH (t:Term {memory_id: $memory_id, key: term.key})
+    WITH term, $bm25.scene.fields[term.field] AS f, COUNT { (t)<-[:HAS_TERM]-() } AS df
+    RETURN collect(term.probe) AS probes, collect(term.field) AS fields,
+           collect(f.boost * log(1 + (f.docs - df + 0.5) / (df + 0.5))) AS weights
+  }
+  CALL (probes, fields, weights) {   // the full-text index's candidates in the memory, scored exactly
+    CALL db.index.fulltext.queryNodes($bm25.scene.index, $bm25.scene.lucene, {limit: $bm25.scene.fetch}) YIELD node AS n
+    WHERE n.memory_id = $memory_id
+    CALL (n, probes, fields, weights) {   // BM25 (k1 1.2, b 0.75), each field on its own statistics
+      UNWIND range(0, size(probes) - 1) AS i
+      WITH i WHERE n.lex CONTAINS probes[i]
+      WITH i, split(n.lex, probes[i]) AS parts   // the term's count, off `lex`
+      WITH i, toFloat(split(parts[1], ' ')[0]) AS tf, $bm25.scene.fields[fields[i]] AS f, n.lex_len[fields[i]] AS len
+      RETURN sum(weights[i] * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * len / f.avg))) AS score
+    }
+    WITH n.id AS id, score WHERE id IS NOT NULL AND score > 0
+    ORDER BY score DESC, id
+    RETURN collect(id) AS ids, collect(score) AS scores
+  }
+  RETURN coalesce(head(collect(ids[..$bm25.scene.k])), []) AS scene_bm25_ids, coalesce(head(collect(scores[..$bm25.scene.k])), []) AS scene_bm25_scores
+}
+CALL (go) {
+  WITH go WHERE go AND $bm25.item.fetch > 0
+  CALL () {   // each query term's weight in each field: boost × IDF on the memory's own statistics
+    UNWIND $bm25.item.terms AS term
+    OPTIONAL MATCH (t:Term {memory_id: $memory_id, key: term.key})
+    WITH term, $bm25.item.fields[term.field] AS f, COUNT { (t)<-[:HAS_TERM]-() } AS df
+    RETURN collect(term.probe) AS probes, collect(term.field) AS fields,
+           collect(f.boost * log(1 + (f.docs - df + 0.5) / (df + 0.5))) AS weights
+  }
+  CALL (probes, fields, weights) {   // the full-text index's candidates in the memory, scored exactly
+    CALL db.index.fulltext.queryNodes($bm25.item.index, $bm25.item.lucene, {limit: $bm25.item.fetch}) YIELD node AS n
+    WHERE n.memory_id = $memory_id
+    CALL (n, probes, fields, weights) {   // BM25 (k1 1.2, b 0.75), each field on its own statistics
+      UNWIND range(0, size(probes) - 1) AS i
+      WITH i WHERE n.lex CONTAINS probes[i]
+      WITH i, split(n.lex, probes[i]) AS parts   // the term's count, off `lex`
+      WITH i, toFloat(split(parts[1], ' ')[0]) AS tf, $bm25.item.fields[fields[i]] AS f, n.lex_len[fields[i]] AS len
+      RETURN sum(weights[i] * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * len / f.avg))) AS score
+    }
+    WITH n.id AS id, score WHERE id IS NOT NULL AND score > 0
+    ORDER BY score DESC, id
+    RETURN collect(id) AS ids, collect(score) AS scores
+  }
+  RETURN coalesce(head(collect(ids[..$bm25.item.k])), []) AS item_bm25_ids, coalesce(head(collect(scores[..$bm25.item.k])), []) AS item_bm25_scores
+}
+CALL (go) {   // the turns a scene holds (the turn lane), and the largest share of the query's
+              // word weight (each term's IDF) that one of them holds (a weak match's test)
+  WITH go WHERE go AND $bm25.turn.fetch > 0
+  CALL () {   // each query term's weight in each field: boost × IDF on the memory's own statistics
+    UNWIND $bm25.turn.terms AS term
+    OPTIONAL MATCH (t:Term {memory_id: $memory_id, key: term.key})
+    WITH term, $bm25.turn.fields[term.field] AS f, COUNT { (t)<-[:HAS_TERM]-() } AS df
+    RETURN collect(term.probe) AS probes, collect(term.field) AS fields,
+           collect(f.boost * log(1 + (f.docs - df + 0.5) / (df + 0.5))) AS weights
+  }
+  CALL (probes, fields, weights) {   // the full-text index's candidates in the memory, scored exactly
+    CALL db.index.fulltext.queryNodes($bm25.turn.index, $bm25.turn.lucene, {limit: $bm25.turn.fetch}) YIELD node AS n
+    WHERE n.memory_id = $memory_id
+    CALL (n, probes, fields, weights) {   // BM25 (k1 1.2, b 0.75), each field on its own statistics
+      UNWIND range(0, size(probes) - 1) AS i
+      WITH i WHERE n.lex CONTAINS probes[i]
+      WITH i, split(n.lex, probes[i]) AS parts   // the term's count, off `lex`
+      WITH i, toFloat(split(parts[1], ' ')[0]) AS tf, $bm25.turn.fields[fields[i]] AS f, n.lex_len[fields[i]] AS len
+      RETURN sum(weights[i] * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * len / f.avg))) AS score, sum(weights[i]) AS holds
+    }
+    WITH n.id AS id, score, holds WHERE id IS NOT NULL AND score > 0
+    ORDER BY score DESC, id
+    RETURN collect(id) AS ids, collect(score) AS scores, max(holds) AS most
+  }
+  RETURN coalesce(head(collect(ids[..$bm25.turn.k])), []) AS lane_bm25_ids, coalesce(head(collect(scores[..$bm25.turn.k])), []) AS lane_bm25_scores,
+         head(collect(coalesce(most, 0.0) / reduce(s = 0.0, x IN weights | s + x))) AS turn_words
+}
+CALL (go) {
+  WITH go WHERE go AND $vec.topic.k > 0
+  CALL () {
+    MATCH (n:Topic {memory_id: $memory_id}) WHERE size(n.embedding) = size($vector) AND CASE WHEN n.embedding IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> THEN 0 < reduce(q = 0.0, x IN n.embedding | q + x * x) < 1e300 ELSE false END
+    WITH n, vector.similarity.cosine(n.embedding, $vector) AS score
+    RETURN collect([n.id, score]) AS scanned
+  }
+  UNWIND scanned AS hit
+  WITH hit WHERE hit[0] IS NOT NULL AND hit[1] IS NOT NULL
+  ORDER BY hit[1] DESC, hit[0] LIMIT $vec.topic.k
+  RETURN collect(hit[0]) AS topic_dense_ids, collect(hit[1]) AS topic_dense_scores
+}
+CALL (go) {
+  WITH go WHERE go AND $vec.scene.k > 0
+  CALL () {
+    MATCH (n:Scene {memory_id: $memory_id}) WHERE size(n.embedding) = size($vector) AND CASE WHEN n.embedding IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> THEN 0 < reduce(q = 0.0, x IN n.embedding | q + x * x) < 1e300 ELSE false END
+    WITH n, vector.similarity.cosine(n.embedding, $vector) AS score
+    RETURN collect([n.id, score]) AS scanned
+  }
+  UNWIND scanned AS hit
+  WITH hit WHERE hit[0] IS NOT NULL AND hit[1] IS NOT NULL
+  ORDER BY hit[1] DESC, hit[0] LIMIT $vec.scene.k
+  RETURN collect(hit[0]) AS scene_dense_ids, collect(hit[1]) AS scene_dense_scores
+}
+CALL (go) {
+  WITH go WHERE go AND $vec.dialogue.k > 0
+  CALL () {
+    MATCH (n:Scene {memory_id: $memory_id}) WHERE size(n.dialogue_embedding) = size($vector) AND CASE WHEN n.dialogue_embedding IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> THEN 0 < reduce(q = 0.0, x IN n.dialogue_embedding | q + x * x) < 1e300 ELSE false END
+    WITH n, vector.similarity.cosine(n.dialogue_embedding, $vector) AS score
+    RETURN collect([n.id, score]) AS scanned
+  }
+  UNWIND scanned AS hit
+  WITH hit WHERE hit[0] IS NOT NULL AND hit[1] IS NOT NULL
+  ORDER BY hit[1] DESC, hit[0] LIMIT $vec.dialogue.k
+  RETURN collect(hit[0]) AS dialogue_ids, collect(hit[1]) AS dialogue_scores
+}
+CALL (go) {   // the turn lane: turns a scene holds, by their passage embedding, each with its scene
+  WITH go WHERE go AND $vec.lane.k > 0
+  CALL () {
+    MATCH (s:Scene)-[:HAS_TURN]->(n:Turn {memory_id: $memory_id})
+    WHERE size(n.passage_embedding) = size($vector) AND CASE WHEN n.passage_embedding IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> THEN 0 < reduce(q = 0.0, x IN n.passage_embedding | q + x * x) < 1e300 ELSE false END AND NOT n:Pending
+    WITH n, s, vector.similarity.cosine(n.passage_embedding, $vector) AS score
+    RETURN collect([n.id, s.id, score]) AS scanned
+  }
+  UNWIND scanned AS hit
+  WITH hit WHERE hit[0] IS NOT NULL AND hit[1] IS NOT NULL AND hit[2] IS NOT NULL
+  ORDER BY hit[2] DESC, hit[0], hit[1] LIMIT $vec.lane.k
+  RETURN collect(hit[0]) AS lane_dense_ids, collect(hit[2]) AS lane_dense_scores, collect(hit[1]) AS lane_dense_scenes
+}
+CALL (go) {   // item trigger views
+  WITH go WHERE go AND $vec.item_views.k > 0
+  CALL () {
+    MATCH (v:Trigger {memory_id: $memory_id}) WHERE v.family = 'item' AND size(v.embedding) = size($vector) AND CASE WHEN v.embedding IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> THEN 0 < reduce(q = 0.0, x IN v.embedding | q + x * x) < 1e300 ELSE false END
+    WITH v, vector.similarity.cosine(v.embedding, $vector) AS score
+    RETURN collect([v.host_id, v.position, v.channel, score]) AS scanned
+  }
+  UNWIND scanned AS hit
+  WITH hit WHERE hit[0] IS NOT NULL AND hit[3] IS NOT NULL
+  ORDER BY hit[3] DESC, hit[0], hit[1] IS NOT NULL, hit[1], hit[2] IS NOT NULL, hit[2] LIMIT $vec.item_views.k
+  WITH hit WHERE hit[1] IS NOT NULL
+  RETURN collect(hit) AS item_views
+}
+CALL (go) {   // Scene-trigger views: each scene reached by its best view
+  WITH go WHERE go AND $vec.scene_views.k > 0
+  CALL () {
+    MATCH (v:Trigger {memory_id: $memory_id}) WHERE v.family = 'scene' AND size(v.embedding) = size($vector) AND CASE WHEN v.embedding IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> THEN 0 < reduce(q = 0.0, x IN v.embedding | q + x * x) < 1e300 ELSE false END
+    WITH v, vector.similarity.cosine(v.embedding, $vector) AS score
+    RETURN collect([v.host_id, v.position, v.channel, score]) AS scanned
+  }
+  UNWIND scanned AS hit
+  WITH hit WHERE hit[0] IS NOT NULL AND hit[3] IS NOT NULL
+  ORDER BY hit[3] DESC, hit[0], hit[1] IS NOT NULL, hit[1], hit[2] IS NOT NULL, hit[2] LIMIT $vec.scene_views.k
+  WITH hit[0] AS host, max(hit[3]) AS score
+  ORDER BY score DESC, host
+  RETURN collect(host) AS scene_trigger_ids, collect(score) AS scene_trigger_scores
+}
+CALL (go) {   // Horizon views: each scene reached scored by the mean of all its views (or its best)
+  WITH go WHERE go AND $vec.horizon_views.k > 0
+  CALL () {
+    MATCH (v:Trigger {memory_id: $memory_id}) WHERE v.family = 'horizon' AND size(v.embedding) = size($vector) AND CASE WHEN v.embedding IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> THEN 0 < reduce(q = 0.0, x IN v.embedding | q + x * x) < 1e300 ELSE false END
+    WITH v, vector.similarity.cosine(v.embedding, $vector) AS score
+    RETURN collect([v.host_id, v.position, v.channel, score]) AS scanned
+  }
+  WITH scanned AS all, true AS complete
+  CALL (all) {
+    UNWIND all AS hit
+    WITH hit WHERE hit[0] IS NOT NULL AND hit[3] IS NOT NULL
+    ORDER BY hit[3] DESC, hit[0], hit[1] IS NOT NULL, hit[1], hit[2] IS NOT NULL, hit[2] LIMIT $vec.horizon_views.k
+    RETURN collect(DISTINCT hit[0]) AS reached
+  }
+  CALL (all, reached, complete) {   // the mean of every view of each scene reached
+    WITH all, reached WHERE $horizon_mean AND complete
+    UNWIND all AS hit
+    WITH hit WHERE hit[0] IN reached AND hit[3] IS NOT NULL
+    RETURN hit[0] AS host, avg(hit[3]) AS score
+    UNION
+    WITH all, reached WHERE $horizon_mean AND NOT complete   // a view not reached counts at the lowest score reached
+    WITH reached, [hit IN all WHERE hit[3] IS NOT NULL] AS scored
+    WITH reached, scored, reduce(low = 1.0, hit IN scored | CASE WHEN hit[3] < low THEN hit[3] ELSE low END) AS floor
+    UNWIND reached AS id
+    MATCH (s:Scene {memory_id: $memory_id, id: id})
+    WITH id, floor, [hit IN scored WHERE hit[0] = id | hit[3]] AS seen,
+         COUNT { (s)<-[:TRIGGERS]-(:Trigger {family: 'horizon'}) } AS views
+    RETURN id AS host, (reduce(t = 0.0, x IN seen | t + x) + (views - size(seen)) * floor) / views AS score
+    UNION
+    WITH all, reached WHERE NOT $horizon_mean
+    UNWIND all AS hit
+    WITH hit WHERE hit[0] IN reached AND hit[3] IS NOT NULL
+    RETURN hit[0] AS host, max(hit[3]) AS score
+  }
+  WITH host, score ORDER BY score DESC, host
+  RETURN collect(host) AS horizon_ids, collect(score) AS horizon_scores
+}
+CALL (go) {
+  WITH go WHERE go AND $vec.item.k > 0
+  CALL () {
+    MATCH (n:Item {memory_id: $memory_id}) WHERE size(n.embedding) = size($vector) AND CASE WHEN n.embedding IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> THEN 0 < reduce(q = 0.0, x IN n.embedding | q + x * x) < 1e300 ELSE false END
+    WITH n, vector.similarity.cosine(n.embedding, $vector) AS score
+    RETURN collect([n.id, score]) AS scanned
+  }
+  UNWIND scanned AS hit
+  WITH hit WHERE hit[0] IS NOT NULL AND hit[1] IS NOT NULL
+  ORDER BY hit[1] DESC, hit[0] LIMIT $vec.item.k
+  RETURN collect(hit[0]) AS item_dense_ids, collect(hit[1]) AS item_dense_scores
+}
+CALL (go, topic_bm25_ids, topic_dense_ids) {
+  WITH go WHERE go
+  UNWIND topic_bm25_ids + [id IN topic_dense_ids WHERE NOT id IN topic_bm25_ids] AS id
+  MATCH (t:Topic {memory_id: $memory_id, id: id})
+  RETURN collect(id) AS topic_ids, collect(COLLECT { MATCH (t)-[:HAS_SCENE]->(s:Scene) RETURN s.id }) AS topic_scenes
+}
+CALL (go, topic_bm25_ids, topic_dense_ids, topic_ids, topic_scenes, scene_bm25_ids, scene_dense_ids, dialogue_ids,
+      lane_dense_scenes, scene_trigger_ids, horizon_ids) {   // the cosines of the scenes the pool may hold
+  WITH go WHERE go
+  CALL (topic_bm25_ids, topic_dense_ids) {   // the topics the prefilter may choose: RRF, the first $cosine.topics
+    UNWIND [i IN range(0, size(topic_bm25_ids) - 1) | [topic_bm25_ids[i], 1.0 / ($cosine.k0 + i + 1)]]
+           + [i IN range(0, size(topic_dense_ids) - 1) | [topic_dense_ids[i], 1.0 / ($cosine.k0 + i + 1)]] AS part
+    WITH part[0] AS topic, sum(part[1]) AS score
+    ORDER BY score DESC LIMIT $cosine.topics
+    RETURN collect(topic) AS chosen
+  }
+  UNWIND reduce(all = [], i IN [i IN range(0, size(topic_ids) - 1) WHERE topic_ids[i] IN chosen] | all + topic_scenes[i])
+         + CASE WHEN $cosine.scene_lists THEN scene_bm25_ids + scene_dense_ids ELSE [] END
+         + dialogue_ids[..$cosine.cue] + scene_trigger_ids[..$cosine.cue] + horizon_ids[..$cosine.cue]
+         + lane_dense_scenes[..$cosine.lane] AS id
+  WITH DISTINCT id
+  MATCH (s:Scene {memory_id: $memory_id, id: id}) WHERE size(s.embedding) = size($vector) AND CASE WHEN s.embedding IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> THEN 0 < reduce(q = 0.0, x IN s.embedding | q + x * x) < 1e300 ELSE false END
+  WITH s.id AS id, vector.similarity.cosine(s.embedding, $vector) AS score WHERE score IS NOT NULL
+  RETURN collect(id) AS scene_cosine_ids, collect(score) AS scene_cosine_scores
+}
+CALL (go) {
+  WITH go WHERE go AND $recent_lexical
+  MATCH (t:Pending {memory_id: $memory_id})
+  WHERE t.id IS NOT NULL AND t.text IS NOT NULL
+  RETURN collect([t.id, t.text]) AS recent_texts
+}
+CALL (go) {
+  WITH go WHERE go AND $recent
+  MATCH (t:Pending {memory_id: $memory_id})
+  WHERE size(t.embedding) = size($vector) AND CASE WHEN t.embedding IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> THEN 0 < reduce(q = 0.0, x IN t.embedding | q + x * x) < 1e300 ELSE false END
+  WITH t, vector.similarity.cosine(t.embedding, $vector) AS score
+  WHERE t.id IS NOT NULL AND score IS NOT NULL
+  ORDER BY score DESC, t.id
+  LIMIT $limit
+  RETURN collect(t.id) AS recent_dense_ids, collect(score) AS recent_dense_scores
+}
+CALL (go) {
+  WITH go WHERE go AND $persona
+  MATCH (p:Persona {memory_id: $memory_id})
+  WHERE $speaker IS NULL OR p.speaker = $speaker
+  WITH p ORDER BY p.seq
+  RETURN collect({speaker: p.speaker, summary: p.summary}) AS personas
+}
+RETURN exists, version, committing, host, pid, topic_bm25_ids, topic_bm25_scores, scene_bm25_ids, scene_bm25_scores,
+       item_bm25_ids, item_bm25_scores, lane_bm25_ids, lane_bm25_scores, turn_words, topic_dense_ids, topic_dense_scores, scene_dense_ids,
+       scene_dense_scores, dialogue_ids, dialogue_scores, lane_dense_ids, lane_dense_scores, lane_dense_scenes,
+       item_views, scene_trigger_ids, scene_trigger_scores, horizon_ids, horizon_scores, item_dense_ids,
+       item_dense_scores, topic_ids, topic_scenes, scene_cosine_ids, scene_cosine_scores, recent_texts,
+       recent_dense_ids, recent_dense_scores, personas
