@@ -2,7 +2,8 @@
 // before is unlinked first (each node's `total` lowered by the link's tf), then one HAS_TERM {tf}
 // per key of the row (a field's term and its count; a field with its length), and one per vector
 // index the object has an embedding in ("vec|<index>|", a trigger view's "vec|trigger_embedding|<family>");
-// each :Term's `total` is the sum of its links' tf. A turn is linked only once a scene holds it.
+// a field's :Term node ("scene|title|") keeps `total`, the sum of its links' tf (the objects'
+// lengths there). A turn is linked only once a scene holds it.
 // $memory_id, $label (Topic, Scene, Item, Turn or Trigger); $rows: [{id, keys, tfs, lens, lex}]
 // (lens: the object's field lengths, kept as `lex_len`, and lex: its terms with their counts,
 // " title|oyster:2 text|ana:1 ", kept as `lex`, both for the recall's scoring).
@@ -11,7 +12,7 @@ UNWIND $rows AS r
 MATCH (n:$($label) {memory_id: $memory_id, id: r.id})
 CALL (n) {
   MATCH (n)-[old:HAS_TERM]->(t:Term)
-  SET t.total = t.total - old.tf
+  SET t.total = CASE WHEN t.total IS NULL THEN null ELSE t.total - old.tf END
   DELETE old
 }
 SET n.lex_len = r.lens, n.lex = r.lex
@@ -27,8 +28,8 @@ CALL (n, r, vectors) {
   WITH i, CASE WHEN i < size(r.keys) THEN r.keys[i] ELSE vectors[i - size(r.keys)] END AS key,
        CASE WHEN i < size(r.keys) THEN r.tfs[i] ELSE 1 END AS tf
   MERGE (t:Term {memory_id: $memory_id, key: key})
-  ON CREATE SET t.total = 0
-  SET t.total = t.total + tf
+  WITH n, t, tf, key ENDS WITH '|' AND NOT key STARTS WITH 'vec|' AS field   // a field's node sums lengths
+  SET t.total = CASE WHEN field THEN coalesce(t.total, 0) + tf ELSE null END
   CREATE (n)-[:HAS_TERM {tf: tf}]->(t)
 }
 RETURN count(n) AS linked

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from tests.integration.test_cli import one_line_error, tmem
+from tests.fixtures.statistics import assert_statistics_exact
 from tests.integration.test_objects import SOURCE_TURNS
 from tmem_graph import api
 from tmem_graph.construct.worker import due_memories
@@ -91,6 +92,7 @@ def test_a_scene_goes_with_its_last_turn_and_nothing_dangles(team, store, encode
     document = team.export()   # the memory still reads as a valid document: nothing names what went
     parse_document({**document, "memory_id": new_id("edits-copy")})
     assert team.recall(QUERY).scenes
+    assert_statistics_exact(store, team.pid)   # BM25 statistics and index counts: what is left
 
 
 def test_a_pending_turn_is_deleted_alone(team):
@@ -159,6 +161,7 @@ def test_a_correction_with_an_llm_rewrites_the_triggers_and_a_build_rewrites_sta
     assert [c["op"] for c in team.history("scene", "s3")["changes"]] == ["rebuilt"]
     assert team.build(llm=llm).rebuilt == {"scenes": [], "items": []}   # nothing stale is left
     assert team.id not in {r["memory_id"] for r in due_memories(team.store)}
+    assert_statistics_exact(team.store, team.pid)   # corrected, rebuilt: statistics of today's texts
 
 
 def test_every_memory_recalls_after_a_delete_in_another(store, encoder, new_id, team_doc):

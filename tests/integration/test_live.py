@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.auto_llm import serve
+from tests.fixtures.statistics import assert_statistics_exact
 from tmem_graph import api
 from tmem_graph.encode import get_encoder
 from tmem_graph.construct.inputs import InputTurn, locomo_turns, read_conversation
@@ -192,6 +193,7 @@ def test_two_processes_adding_and_building_one_memory_equal_a_serial_run(store, 
             assert [t["id"] for t in got["turns"]] == [t.id for t in turns]  # every turn once, in order
             assert boundaries(store, memory_id) == boundaries(store, serial)
             assert api.Memory(memory_id, store=store).stats()["pending_turns"] == 0
+            assert_statistics_exact(store, memory_id)   # adds and builds from two processes: exact statistics
     finally:
         llm.server.shutdown()
 

@@ -11,11 +11,12 @@ import time
 
 import pytest
 
+from tests.fixtures.statistics import assert_statistics_exact
 from tests.fixtures.synthetic import synthetic_memory
 from tests.fixtures.cases import BROKEN, mutate
 from tests.integration.conftest import node_count
 from tmem_graph import api
-from tmem_graph.errors import MemoryBusy, MemoryExists, MemoryNotFound, ValidationError
+from tmem_graph.errors import MemoryBusy, MemoryExists, MemoryNotFound, SchemaError, ValidationError
 from tmem_graph.format import parse_document, to_document
 
 
@@ -35,8 +36,27 @@ def test_export_import_export_round_trip(store, encoder, new_id, team_doc):
 
 def test_round_trip_of_a_larger_synthetic_memory(store, encoder, new_id):
     doc = synthetic_memory(new_id("syn"), n_items=300, n_scenes=40)
-    exported = load(store, encoder, doc).export()
+    memory = load(store, encoder, doc)
+    exported = memory.export()
     assert exported == to_document(parse_document(doc)[0])
+    assert_statistics_exact(store, memory.pid)   # written in batches with the objects
+
+
+def test_a_memory_written_before_its_statistics_gets_them_from_schema_apply(store, encoder, new_id, team_doc):
+    team_doc["memory_id"] = new_id("unstated")
+    memory = load(store, encoder, team_doc)
+    before = memory.recall("Where should the team go for dinner?").to_json()
+    with store.session("WRITE") as s:   # as a memory written by an older version holds nothing of them
+        s.run("MATCH (t:Term {memory_id: $m}) DETACH DELETE t", m=memory.pid).consume()
+        s.run("MATCH (n:Topic|Scene|Item|Turn|Trigger {memory_id: $m}) REMOVE n.lex, n.lex_len", m=memory.pid).consume()
+        s.run("MATCH (m:Memory {id: $m}) REMOVE m.terms SET m.version = 'old'", m=memory.pid).consume()
+    with pytest.raises(SchemaError, match="tmem schema apply"):
+        memory.recall("Where should the team go for dinner?")
+    api.apply_schema(store=store, encoder=encoder)
+    assert_statistics_exact(store, memory.pid)
+    after = memory.recall("Where should the team go for dinner?").to_json()
+    assert {k: v for k, v in after.items() if k not in ("timings_ms", "version")} == \
+        {k: v for k, v in before.items() if k not in ("timings_ms", "version")}
 
 
 def test_graph_shape_and_embeddings(store, encoder, new_id, team_doc):
