@@ -1,9 +1,10 @@
-// The first round trip of a recall when retrieve/rankings failed (a vector index missing or
-// broken, as after a killed server, or an embedding set by hand that has no cosine): the same
+// The first round trip of a recall when retrieve/rankings failed (an index missing or broken,
+// as after a killed server, or an embedding set by hand that has no cosine): the same
 // rankings and columns, every vector ranking exact from the memory's own entries one by one
 // (`vector.similarity.cosine`, no vector index read), an embedding that is not numbers of the
 // query's dimension, all zeros, a NaN or an infinity left out (as a vector index leaves it out).
-// Generated from retrieve/rankings by hand-kept rules: keep the two in step.
+// BM25 scores every object of the memory that has a query term (its :Term links), no full-text
+// index read either. Generated from retrieve/rankings by fixed rules: keep the two in step.
 // Parameters and columns: retrieve/rankings ($vec's `fetch` and $horizon_complete unused).
 CYPHER 25
 CALL () {
@@ -24,8 +25,9 @@ CALL (go) {
            collect(f.boost * log(1 + (f.docs - df + 0.5) / (df + 0.5))) AS weights
   }
   CALL (probes, fields, weights) {   // the full-text index's candidates in the memory, scored exactly
-    CALL db.index.fulltext.queryNodes($bm25.topic.index, $bm25.topic.lucene, {limit: $bm25.topic.fetch}) YIELD node AS n
-    WHERE n.memory_id = $memory_id
+    UNWIND $bm25.topic.terms AS term   // every object that has a query term: exact, no full-text index
+    MATCH (:Term {memory_id: $memory_id, key: term.key})<-[:HAS_TERM]-(n)
+    WITH DISTINCT n
     CALL (n, probes, fields, weights) {   // BM25 (k1 1.2, b 0.75), each field on its own statistics
       UNWIND range(0, size(probes) - 1) AS i
       WITH i WHERE n.lex CONTAINS probes[i]
@@ -49,8 +51,9 @@ CALL (go) {
            collect(f.boost * log(1 + (f.docs - df + 0.5) / (df + 0.5))) AS weights
   }
   CALL (probes, fields, weights) {   // the full-text index's candidates in the memory, scored exactly
-    CALL db.index.fulltext.queryNodes($bm25.scene.index, $bm25.scene.lucene, {limit: $bm25.scene.fetch}) YIELD node AS n
-    WHERE n.memory_id = $memory_id
+    UNWIND $bm25.scene.terms AS term   // every object that has a query term: exact, no full-text index
+    MATCH (:Term {memory_id: $memory_id, key: term.key})<-[:HAS_TERM]-(n)
+    WITH DISTINCT n
     CALL (n, probes, fields, weights) {   // BM25 (k1 1.2, b 0.75), each field on its own statistics
       UNWIND range(0, size(probes) - 1) AS i
       WITH i WHERE n.lex CONTAINS probes[i]
@@ -74,8 +77,9 @@ CALL (go) {
            collect(f.boost * log(1 + (f.docs - df + 0.5) / (df + 0.5))) AS weights
   }
   CALL (probes, fields, weights) {   // the full-text index's candidates in the memory, scored exactly
-    CALL db.index.fulltext.queryNodes($bm25.item.index, $bm25.item.lucene, {limit: $bm25.item.fetch}) YIELD node AS n
-    WHERE n.memory_id = $memory_id
+    UNWIND $bm25.item.terms AS term   // every object that has a query term: exact, no full-text index
+    MATCH (:Term {memory_id: $memory_id, key: term.key})<-[:HAS_TERM]-(n)
+    WITH DISTINCT n
     CALL (n, probes, fields, weights) {   // BM25 (k1 1.2, b 0.75), each field on its own statistics
       UNWIND range(0, size(probes) - 1) AS i
       WITH i WHERE n.lex CONTAINS probes[i]
@@ -100,8 +104,9 @@ CALL (go) {   // the turns a scene holds (the turn lane), and the largest share 
            collect(f.boost * log(1 + (f.docs - df + 0.5) / (df + 0.5))) AS weights
   }
   CALL (probes, fields, weights) {   // the full-text index's candidates in the memory, scored exactly
-    CALL db.index.fulltext.queryNodes($bm25.turn.index, $bm25.turn.lucene, {limit: $bm25.turn.fetch}) YIELD node AS n
-    WHERE n.memory_id = $memory_id
+    UNWIND $bm25.turn.terms AS term   // every object that has a query term: exact, no full-text index
+    MATCH (:Term {memory_id: $memory_id, key: term.key})<-[:HAS_TERM]-(n)
+    WITH DISTINCT n
     CALL (n, probes, fields, weights) {   // BM25 (k1 1.2, b 0.75), each field on its own statistics
       UNWIND range(0, size(probes) - 1) AS i
       WITH i WHERE n.lex CONTAINS probes[i]

@@ -415,7 +415,7 @@ def test_a_schema_from_before_the_live_path_asks_for_schema_apply_to_write_not_t
         session.run("CALL db.clearQueryCaches()").consume()
     try:
         with api.Memory(memory.id, settings=store.settings, encoder=encoder) as fresh:  # a new process's view
-            assert [t.id for t in fresh.recall("hello").recent] == ["T1"]   # recall uses no full-text index
+            assert [t.id for t in fresh.recall("hello").recent] == ["T1"]   # recall answers without it (rankings_exact)
             with pytest.raises(SchemaError, match=r"turn_search.*tmem schema apply"):
                 fresh.add([{"speaker": "Ana", "text": "again"}])
     finally:
