@@ -10,14 +10,14 @@
 //   family), asked for `fetch` entries (never more than the memory holds: a deeper filtered
 //   search fails on some servers), scored by the index's full-precision cosine, best `k` kept
 //   (a scene's Horizon mean counts a view the window did not reach at the window's lowest score);
-//   when the window comes back shorter than asked, the memory's entries are scored one by one
-//   instead (`vector.similarity.cosine`), so a memory is never ranked on fewer entries than it
-//   holds. When this query fails (an index missing or broken, an embedding set by hand that has
+//   when the window comes back shorter than asked, or the memory holds so few entries that
+//   scoring them all costs less than a search (`scan`), the memory's entries are scored one by
+//   one instead (`vector.similarity.cosine`): a memory is never ranked on fewer than it holds. When this query fails (an index missing or broken, an embedding set by hand that has
 //   no cosine), the caller runs retrieve/rankings_exact.
 // $memory_id, $lease_id (the memory's name: its lease), $vector, $limit (the depth of the exact
 // recent ranking), $commit_ms; $bm25: one map per kind (topic, scene, item, turn: the turns a
 // scene holds) {k, fetch (0: not asked), index, lucene, fields: [{boost, docs, avg}] in the order
-// of lexical.KINDS, terms: [{key, probe (lexical.lex_probe), field (its place in fields)}]}; $vec: one {k, fetch} map per
+// of lexical.KINDS, terms: [{key, probe (lexical.lex_probe), field (its place in fields)}]}; $vec: one {k, fetch, scan} map per
 // vector ranking (k 0: not asked): topic, scene, dialogue, lane (turns a scene holds), item,
 // item_views, scene_views, horizon_views; $horizon_mean (a scene reached through its Horizon
 // views is scored by the mean of all of them, else by its best); $horizon_complete (the window
@@ -155,6 +155,7 @@ CALL (go) {   // the turns a scene holds (the turn lane), and the largest share 
 CALL (go) {
   WITH go WHERE go AND $vec.topic.k > 0
   CALL () {
+    UNWIND CASE WHEN $vec.topic.scan THEN [] ELSE [1] END AS search   // few entries: scanned below
     MATCH (n:Topic)
       SEARCH n IN (VECTOR INDEX topic_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $vec.topic.fetch)
       SCORE AS score
@@ -174,6 +175,7 @@ CALL (go) {
 CALL (go) {
   WITH go WHERE go AND $vec.scene.k > 0
   CALL () {
+    UNWIND CASE WHEN $vec.scene.scan THEN [] ELSE [1] END AS search   // few entries: scanned below
     MATCH (n:Scene)
       SEARCH n IN (VECTOR INDEX scene_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $vec.scene.fetch)
       SCORE AS score
@@ -193,6 +195,7 @@ CALL (go) {
 CALL (go) {
   WITH go WHERE go AND $vec.dialogue.k > 0
   CALL () {
+    UNWIND CASE WHEN $vec.dialogue.scan THEN [] ELSE [1] END AS search   // few entries: scanned below
     MATCH (n:Scene)
       SEARCH n IN (VECTOR INDEX scene_dialogue_embedding FOR $vector WHERE n.memory_id = $memory_id
                    LIMIT $vec.dialogue.fetch)
@@ -213,6 +216,7 @@ CALL (go) {
 CALL (go) {   // the turn lane: turns a scene holds, by their passage embedding, each with its scene
   WITH go WHERE go AND $vec.lane.k > 0
   CALL () {
+    UNWIND CASE WHEN $vec.lane.scan THEN [] ELSE [1] END AS search   // few entries: scanned below
     MATCH (n:Turn)
       SEARCH n IN (VECTOR INDEX turn_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $vec.lane.fetch)
       SCORE AS score
@@ -239,6 +243,7 @@ CALL (go) {   // the turn lane: turns a scene holds, by their passage embedding,
 CALL (go) {   // item trigger views
   WITH go WHERE go AND $vec.item_views.k > 0
   CALL () {
+    UNWIND CASE WHEN $vec.item_views.scan THEN [] ELSE [1] END AS search   // few entries: scanned below
     MATCH (v:Trigger)
       SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
                    WHERE v.memory_id = $memory_id AND v.family = 'item' LIMIT $vec.item_views.fetch)
@@ -260,6 +265,7 @@ CALL (go) {   // item trigger views
 CALL (go) {   // Scene-trigger views: each scene reached by its best view
   WITH go WHERE go AND $vec.scene_views.k > 0
   CALL () {
+    UNWIND CASE WHEN $vec.scene_views.scan THEN [] ELSE [1] END AS search   // few entries: scanned below
     MATCH (v:Trigger)
       SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
                    WHERE v.memory_id = $memory_id AND v.family = 'scene' LIMIT $vec.scene_views.fetch)
@@ -282,6 +288,7 @@ CALL (go) {   // Scene-trigger views: each scene reached by its best view
 CALL (go) {   // Horizon views: each scene reached scored by the mean of all its views (or its best)
   WITH go WHERE go AND $vec.horizon_views.k > 0
   CALL () {
+    UNWIND CASE WHEN $vec.horizon_views.scan THEN [] ELSE [1] END AS search   // few entries: scanned below
     MATCH (v:Trigger)
       SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
                    WHERE v.memory_id = $memory_id AND v.family = 'horizon' LIMIT $vec.horizon_views.fetch)
@@ -328,6 +335,7 @@ CALL (go) {   // Horizon views: each scene reached scored by the mean of all its
 CALL (go) {
   WITH go WHERE go AND $vec.item.k > 0
   CALL () {
+    UNWIND CASE WHEN $vec.item.scan THEN [] ELSE [1] END AS search   // few entries: scanned below
     MATCH (n:Item)
       SEARCH n IN (VECTOR INDEX item_embedding FOR $vector WHERE n.memory_id = $memory_id LIMIT $vec.item.fetch)
       SCORE AS score

@@ -35,6 +35,9 @@ from .select import (ItemCandidates, SceneCandidates, best_per_scene, fused_orde
 # (docs/retrieval.md, "Vector rankings from Neo4j's indexes")
 OVERFETCH = 2.0
 OVERFETCH_MAX = 100   # ... and at most this many more than it keeps (a deep search costs its depth)
+# a memory holding at most this many entries in an index is ranked by each entry's cosine, no
+# search: a filtered search costs ~10 ms whatever the memory (docs/retrieval.md)
+SCAN_UP_TO = 100
 # a BM25 ranking asks the full-text index for this many times the entries it keeps (at least
 # `candidates`), and scores them exactly on the memory's own statistics (docs/retrieval.md)
 BM25_OVERFETCH = 2.0
@@ -227,7 +230,8 @@ class Cascade:
             held = lexicon.held(index) if lexicon is not None else 0   # no search deeper than the memory holds
             if name == "horizon_views" and held > k:   # too many views to reach them all: the family's own depth
                 k = HORIZON.depth * cfg.candidates
-            vec[name] = {"k": min(k, held), "fetch": min(held, k + min(math.ceil(k * (OVERFETCH - 1)), OVERFETCH_MAX))}
+            vec[name] = {"k": min(k, held), "fetch": min(held, k + min(math.ceil(k * (OVERFETCH - 1)), OVERFETCH_MAX)),
+                         "scan": held <= SCAN_UP_TO}   # so few that scoring each costs less than a search
         if vec["lane"]["k"]:   # the turn index holds the turns waiting for a scene too: the lane leaves them out
             vec["lane"]["fetch"] = min(lexicon.held("turn_embedding"), vec["lane"]["fetch"] + cfg.k_recent + cfg.candidates)
         return {"memory_id": memory_id, "lease_id": name_of(memory_id), "vector": vector, "limit": cfg.candidates,
