@@ -9,7 +9,8 @@
 // - Vectors: a SEARCH of each vector index filtered inside the index by memory (and trigger
 //   family), asked for `fetch` entries (never more than the memory holds: a deeper filtered
 //   search fails on some servers), scored by the index's full-precision cosine, best `k` kept
-//   (a scene's Horizon mean counts a view the window did not reach at the window's lowest score);
+//   (a scene reached by its Horizon views is scored by the mean of all of them: from the
+//   window when it holds every Horizon view of the memory, else each one's cosine);
 //   when the window comes back shorter than asked, or the memory holds so few entries that
 //   scoring them all costs less than a search (`scan`), the memory's entries are scored one by
 //   one instead (`vector.similarity.cosine`): a memory is never ranked on fewer than it holds. When this query fails (an index missing or broken, an embedding set by hand that has
@@ -315,14 +316,11 @@ CALL (go) {   // Horizon views: each scene reached scored by the mean of all its
     WITH hit WHERE hit[0] IN reached AND hit[3] IS NOT NULL
     RETURN hit[0] AS host, avg(hit[3]) AS score
     UNION
-    WITH all, reached WHERE $horizon_mean AND NOT complete   // a view not reached counts at the lowest score reached
-    WITH reached, [hit IN all WHERE hit[3] IS NOT NULL] AS scored
-    WITH reached, scored, reduce(low = 1.0, hit IN scored | CASE WHEN hit[3] < low THEN hit[3] ELSE low END) AS floor
+    WITH reached WHERE $horizon_mean AND NOT complete   // every view of each scene reached, scored
     UNWIND reached AS id
-    MATCH (s:Scene {memory_id: $memory_id, id: id})
-    WITH id, floor, [hit IN scored WHERE hit[0] = id | hit[3]] AS seen,
-         COUNT { (s)<-[:TRIGGERS]-(:Trigger {family: 'horizon'}) } AS views
-    RETURN id AS host, (reduce(t = 0.0, x IN seen | t + x) + (views - size(seen)) * floor) / views AS score
+    MATCH (s:Scene {memory_id: $memory_id, id: id})<-[:TRIGGERS]-(v:Trigger {family: 'horizon'})
+    WHERE size(v.embedding) = size($vector)
+    RETURN id AS host, avg(vector.similarity.cosine(v.embedding, $vector)) AS score
     UNION
     WITH all, reached WHERE NOT $horizon_mean
     UNWIND all AS hit

@@ -217,14 +217,11 @@ CALL (go) {   // Horizon views: each scene reached scored by the mean of all its
     WITH hit WHERE hit[0] IN reached AND hit[3] IS NOT NULL
     RETURN hit[0] AS host, avg(hit[3]) AS score
     UNION
-    WITH all, reached WHERE $horizon_mean AND NOT complete   // a view not reached counts at the lowest score reached
-    WITH reached, [hit IN all WHERE hit[3] IS NOT NULL] AS scored
-    WITH reached, scored, reduce(low = 1.0, hit IN scored | CASE WHEN hit[3] < low THEN hit[3] ELSE low END) AS floor
+    WITH reached WHERE $horizon_mean AND NOT complete   // every view of each scene reached, scored
     UNWIND reached AS id
-    MATCH (s:Scene {memory_id: $memory_id, id: id})
-    WITH id, floor, [hit IN scored WHERE hit[0] = id | hit[3]] AS seen,
-         COUNT { (s)<-[:TRIGGERS]-(:Trigger {family: 'horizon'}) } AS views
-    RETURN id AS host, (reduce(t = 0.0, x IN seen | t + x) + (views - size(seen)) * floor) / views AS score
+    MATCH (s:Scene {memory_id: $memory_id, id: id})<-[:TRIGGERS]-(v:Trigger {family: 'horizon'})
+    WHERE size(v.embedding) = size($vector) AND CASE WHEN v.embedding IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> THEN 0 < reduce(q = 0.0, x IN v.embedding | q + x * x) < 1e300 ELSE false END
+    RETURN id AS host, avg(vector.similarity.cosine(v.embedding, $vector)) AS score
     UNION
     WITH all, reached WHERE NOT $horizon_mean
     UNWIND all AS hit

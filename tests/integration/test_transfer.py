@@ -113,10 +113,31 @@ def test_existing_memory_is_refused_unless_replaced_and_replace_is_idempotent(st
     before = node_count(store, memory_id)
     with pytest.raises(MemoryExists):
         load(store, encoder, team_doc)
+    load(store, encoder, team_doc, replace=True)
+    assert node_count(store, memory_id) == before   # the same document again: the same nodes, no debris
     team_doc["items"][0]["text"] = "Priya is allergic to shellfish."
     memory = load(store, encoder, team_doc, replace=True)
-    assert node_count(store, memory_id) == before
     assert memory.export()["items"][0]["text"] == "Priya is allergic to shellfish."
+    assert_statistics_exact(store, memory.pid)   # the replacement's statistics alone: its own words
+    assert node_count(store, memory_id) - term_count(store, memory_id) == before - terms_of_the_example(store, encoder)
+
+
+def term_count(store, memory_id: str) -> int:
+    """The :Term nodes of every version of a memory (its name, or "<name>#<token>")."""
+    with store.session("READ") as s:
+        return s.run("MATCH (n:Term) WHERE n.memory_id >= $m AND n.memory_id < $m + '$' RETURN count(n) AS c",
+                     m=memory_id).single()["c"]
+
+
+def terms_of_the_example(store, encoder) -> int:
+    """How many :Term nodes the unchanged example memory has (imported once more, then dropped)."""
+    from tests.conftest import load_fixture
+    doc = {**load_fixture(), "memory_id": "dup-terms-" + encoder.name.replace(":", "-")}
+    memory = load(store, encoder, doc, replace=True)
+    try:
+        return term_count(store, memory.id)
+    finally:
+        memory.drop()
 
 
 def test_a_replacement_is_staged_in_batches_and_switched_at_once(store, encoder, new_id, team_doc, monkeypatch):
@@ -125,7 +146,7 @@ def test_a_replacement_is_staged_in_batches_and_switched_at_once(store, encoder,
     one is deleted; a Memory opened before the switch, an add, a listing and a drop all follow."""
     memory_id = team_doc["memory_id"] = new_id("staged-replace")
     old = load(store, encoder, team_doc).export()
-    before = node_count(store, memory_id)
+    before = node_count(store, memory_id) - term_count(store, memory_id)   # its :Term nodes follow its words
     reader = api.Memory(memory_id, store=store, encoder=encoder)
     assert reader.recall("Who is allergic?").scenes   # its header (the version's id) is read now
     monkeypatch.setattr(store, "settings", dataclasses.replace(store.settings, write_batch=7))
@@ -145,9 +166,10 @@ def test_a_replacement_is_staged_in_batches_and_switched_at_once(store, encoder,
     assert len(seen) > 12 and all(seen)   # many batches, the old version whole during each
     expected = to_document(parse_document(new)[0])
     assert api.Memory(memory_id, store=store, encoder=encoder).export() == expected
-    assert node_count(store, memory_id) == before   # the old version is gone, nothing left over
+    assert node_count(store, memory_id) - term_count(store, memory_id) == before   # the old version is gone
     assert store.hidden(memory_id) == []
     header = store.memory(memory_id)
+    assert_statistics_exact(store, header["pid"])   # the new version's statistics, nothing of the old one
     assert header["id"] == memory_id and header["pid"] != memory_id
 
     hit = reader.recall("Who is allergic to shellfish?")   # opened before the switch: runs on the new version
@@ -155,11 +177,11 @@ def test_a_replacement_is_staged_in_batches_and_switched_at_once(store, encoder,
     assert any("shellfish" in i.text for i in hit.items)
     assert reader.stats()["memory_id"] == memory_id and reader.list("items")["memory_id"] == memory_id
     added = reader.add([{"speaker": "Ana", "text": "Priya also avoids peanuts."}])
-    assert added.added and node_count(store, memory_id) == before + 1
+    assert added.added and node_count(store, memory_id) - term_count(store, memory_id) == before + 1
     assert [m["id"] for m in api.list_memories(store=store) if m["id"].startswith("staged-replace")].count(memory_id) == 1
 
     again = load(store, encoder, team_doc, replace=True)   # a replacement of a replaced memory
-    assert again.export() == old and node_count(store, memory_id) == before
+    assert again.export() == old and node_count(store, memory_id) - term_count(store, memory_id) == before
     assert store.memory(memory_id)["pid"] not in (memory_id, header["pid"])
     assert again.drop() > 0 and node_count(store, memory_id) == 0
     assert load(store, encoder, team_doc).export() == old   # the name is free again: a plain import

@@ -228,9 +228,9 @@ class Cascade:
         vec = {}
         for name, (index, k) in plan.items():
             held = lexicon.held(index) if lexicon is not None else 0   # no search deeper than the memory holds
-            if name == "horizon_views" and held > k:   # too many views to reach them all: the family's own depth
-                k = HORIZON.depth * cfg.candidates
-            vec[name] = {"k": min(k, held), "fetch": min(held, k + min(math.ceil(k * (OVERFETCH - 1)), OVERFETCH_MAX)),
+            # the Horizon window is not over-fetched: it lists scenes, each scored by all its views
+            deeper = 0 if name == "horizon_views" else min(math.ceil(k * (OVERFETCH - 1)), OVERFETCH_MAX)
+            vec[name] = {"k": min(k, held), "fetch": min(held, k + deeper),
                          "scan": held <= SCAN_UP_TO}   # so few that scoring each costs less than a search
         if vec["lane"]["k"]:   # the turn index holds the turns waiting for a scene too: the lane leaves them out
             vec["lane"]["fetch"] = min(lexicon.held("turn_embedding"), vec["lane"]["fetch"] + cfg.k_recent + cfg.candidates)
