@@ -24,7 +24,7 @@ from .model import (
     trigger_views_of_scene,
     turn_passage,
 )
-from .retrieve.lexical import KINDS, LABELS, term_rows
+from .retrieve.lexical import KINDS, LABELS, link_rows, term_rows
 from .store import Store, WriteLease, ft_scope, name_of, new_version, staged_id
 from .triggers import HORIZON, SCENE
 
@@ -167,7 +167,7 @@ def write_steps(m: str, rows: dict[str, list[dict]], size: int) -> Iterator[tupl
              ("store/terms_write", "terms_trigger", {"label": "Trigger"}),
              ("store/personas_merge", "personas", {})]
     for name, key, params in steps:
-        for start in range(0, len(rows.get(key, ())), size):
+        for start in range(0, len(rows[key]), size):
             yield name, [_as_lists(r) for r in rows[key][start:start + size]], {"memory_id": m, **params}
 
 
@@ -223,7 +223,7 @@ def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: d
                                                     "text": dialogue_text(s, turns)}) for s in memory.scenes)),
         "terms_item": term_rows("item", ((i.id, {"text": i.text}) for i in memory.items)),
         "terms_turn": term_rows("turn", ((t.id, {"text": t.text}) for t in held)),   # once a scene holds them
-        "terms_trigger": [{"id": v.id, "keys": [], "tfs": [], "lens": []} for v in scene_views + item_views],
+        "terms_trigger": link_rows(v.id for v in scene_views + item_views),
         "turns": [{"id": t.id, "seq": off["turns"] + n, "speaker": t.speaker, "text": t.text, "time": t.time,
                    "session": t.session, "embedding": vectors[turn_vec[n][0]],
                    "passage_embedding": vectors[turn_vec[n][1]]}
@@ -270,8 +270,7 @@ def add_statistics(store: Store) -> list[str]:
                         found = store.tx_run(tx, "store/terms_read", memory_id=pid, label=label, ids=None,
                                              after=after, limit=store.settings.write_batch)
                         docs = ((r["id"], r["fields"]) for r in found)
-                        rows = (term_rows(kind, docs) if kind in KINDS
-                                else [{"id": r["id"], "keys": [], "tfs": [], "lens": []} for r in found])
+                        rows = term_rows(kind, docs) if kind in KINDS else link_rows(r["id"] for r in found)
                         store.tx_run(tx, "store/terms_write", memory_id=pid, label=label, rows=rows)
                     if len(found) < store.settings.write_batch:
                         break

@@ -16,13 +16,13 @@ CALL (n) {
   DELETE old
 }
 SET n.lex_len = r.lens, n.lex = r.lex
-WITH n, r, [x IN [['topic_embedding', n:Topic AND n.embedding IS NOT NULL],
-                  ['scene_embedding', n:Scene AND n.embedding IS NOT NULL],
-                  ['scene_dialogue_embedding', n:Scene AND n.dialogue_embedding IS NOT NULL],
-                  ['item_embedding', n:Item AND n.embedding IS NOT NULL],
-                  ['turn_embedding', n:Turn AND n.passage_embedding IS NOT NULL],
-                  ['trigger_embedding|' + coalesce(n.family, ''), n:Trigger AND n.embedding IS NOT NULL]]
-            WHERE x[1] | 'vec|' + x[0] + CASE WHEN x[0] STARTS WITH 'trigger' THEN '' ELSE '|' END] AS vectors
+WITH n, r, [x IN [['vec|topic_embedding|', n:Topic AND n.embedding IS NOT NULL],
+                  ['vec|scene_embedding|', n:Scene AND n.embedding IS NOT NULL],
+                  ['vec|scene_dialogue_embedding|', n:Scene AND n.dialogue_embedding IS NOT NULL],
+                  ['vec|item_embedding|', n:Item AND n.embedding IS NOT NULL],
+                  ['vec|turn_embedding|', n:Turn AND n.passage_embedding IS NOT NULL],
+                  ['vec|trigger_embedding|' + coalesce(n.family, ''), n:Trigger AND n.embedding IS NOT NULL]]
+            WHERE x[1] | x[0]] AS vectors
 CALL (n, r, vectors) {
   UNWIND range(0, size(r.keys) + size(vectors) - 1) AS i
   WITH i, CASE WHEN i < size(r.keys) THEN r.keys[i] ELSE vectors[i - size(r.keys)] END AS key,

@@ -120,6 +120,7 @@ def _diff(new: dict, old: dict) -> str:
 def test_a_recall_is_two_queries(store, encoder, memories):
     names = []
     listener = lambda name, params, wall_ms, server_ms: names.append(name)  # noqa: E731
+    Cascade(store, store.settings.retrieval).reload(memories["conv26"])   # its statistics: read once per version
     store.query_listeners.append(listener)
     try:
         Cascade(store, store.settings.retrieval).recall(

@@ -4,10 +4,10 @@ gate) are the pure functions of `select.py`, fed with what two queries return:
 
 1. `retrieve/rankings`: the memory's state, every vector ranking (searches of Neo4j's vector
    indexes filtered to the memory, scored by full-precision cosines, no deeper than the memory
-   holds), the scenes of the ranked topics, the exact cosine of every scene a ranking reached,
-   the turns no scene holds yet and the personas, in one round trip; the BM25 rankings are made
-   here, on the memory's own statistics (`lexical.py`: loaded once per version of the memory,
-   and independent of every other memory);
+   holds), every BM25 ranking (the full-text index's candidates scored on the memory's own
+   statistics, `lexical.py`), the scenes of the ranked topics, the exact cosine of every scene
+   the pool may hold, the turns no scene holds yet and the personas, in one round trip (or
+   `retrieve/rankings_exact`, reading no index, when it fails);
 2. `retrieve/finish`: the chosen scenes with their turns, the item pool (the chosen scenes'
    items ∪ the items TrigRecall reached), and the memory's state again.
 """
@@ -107,10 +107,10 @@ class Cascade:
         deadline = time.monotonic() + CONSISTENT_WAIT_S
         attempts = 0
         terms = query_terms(query)
-        lexicon = self.statistics(memory_id, None)
+        stats = self.statistics(memory_id, None)
         rankings = "retrieve/rankings"
         while True:
-            params = self._ranking_params(memory_id, query, terms, lexicon, vector, speaker, off)
+            params = self._ranking_params(memory_id, query, terms, stats, vector, speaker, off)
             try:
                 first = self._run(rankings, {**params, "past_commit": False})
                 before = _state_of(first)
@@ -126,9 +126,9 @@ class Cascade:
                 if not before["exists"]:
                     raise MemoryNotFound(f"no memory {name_of(memory_id)!r} (it was dropped, replaced or never existed)")
                 attempts += 1
-                if lexicon is None or lexicon.version != before["version"]:  # written since it was loaded
+                if stats is None or stats.version != before["version"]:  # written since it was loaded
                     self._check_deadline(memory_id, deadline, attempts)
-                    lexicon = self.statistics(memory_id, lexicon)
+                    stats = self.statistics(memory_id, stats)
                     continue
                 first.update(self._lexical("recent_bm25", first["recent_texts"], terms, KINDS["turn"],
                                            self.cfg.candidates))
@@ -186,10 +186,10 @@ class Cascade:
         ranked = Bm25(((d[0], {"text": d[1]}) for d in docs or []), boosts).rank(terms, limit)
         return {f"{name}_ids": [k for k, _ in ranked], f"{name}_scores": [v for _, v in ranked]}
 
-    def _ranking_params(self, memory_id: str, query: str, terms: list[str], lexicon: Statistics | None,
+    def _ranking_params(self, memory_id: str, query: str, terms: list[str], stats: Statistics | None,
                         vector: list[float], speaker: str | None, off: frozenset[str]) -> dict:
         """The parameters of retrieve/rankings: which BM25 and vector rankings this recall asks for,
-        how deep, how far each index is searched, with the memory's statistics (`lexicon`)."""
+        how deep, how far each index is searched, with the memory's statistics (`stats`)."""
         cfg = self.cfg
         scenes_on, items_on = "scene_layer" not in off, "item_channel" not in off
         topics_on = scenes_on and "topic_filter" not in off
@@ -200,11 +200,11 @@ class Cascade:
         for kind, (on, depth) in asked.items():
             # the turns' statistics are read for every query with words: a weak match's test
             wanted = depth if on else 0
-            asks = bool(terms) and lexicon is not None and (on or kind == "turn")
+            asks = bool(terms) and stats is not None and (on or kind == "turn")
             fetch = math.ceil(max(wanted, cfg.candidates) * BM25_OVERFETCH) if asks else 0
             bm25[kind] = {"k": wanted, "fetch": fetch, "index": "turn_search" if kind == "turn" else "text_search",
                           "lucene": lucene_query(ft_scope(kind, memory_id), KINDS[kind], query) if asks else None,
-                          "fields": lexicon.fields(kind) if lexicon is not None else [],
+                          "fields": stats.fields(kind) if stats is not None else [],
                           "terms": [{"key": term_key(kind, f, t), "probe": lex_probe(f, t), "field": n}
                                     for n, f in enumerate(KINDS[kind]) for t in terms] if asks else []}
 
@@ -217,7 +217,7 @@ class Cascade:
         mean = cfg.horizon_views == "mean"
         if mean and HORIZON.key in families:   # the scenes of this many nearest views are listed (each by all its views)
             wanted[HORIZON.key] = max(wanted[HORIZON.key], HORIZON_MEAN_DEPTH * cfg.candidates)
-        lane = lexicon is not None and lexicon.turn_passages and scenes_on and "turns" not in off
+        lane = stats is not None and stats.turn_passages and scenes_on and "turns" not in off
         plan = {"topic": ("topic_embedding", cfg.candidates if topics_on else 0),
                 "scene": ("scene_embedding", cfg.candidates if scenes_on and not topics_on else 0),
                 "dialogue": ("scene_dialogue_embedding", cfg.candidates if scenes_on else 0),
@@ -227,13 +227,13 @@ class Cascade:
                 "horizon_views": (HORIZON.key, wanted[HORIZON.key])}
         vec = {}
         for name, (index, k) in plan.items():
-            held = lexicon.held(index) if lexicon is not None else 0   # no search deeper than the memory holds
+            held = stats.held(index) if stats is not None else 0   # no search deeper than the memory holds
             # the Horizon window is not over-fetched: it lists scenes, each scored by all its views
             deeper = 0 if name == "horizon_views" else min(math.ceil(k * (OVERFETCH - 1)), OVERFETCH_MAX)
             vec[name] = {"k": min(k, held), "fetch": min(held, k + deeper),
                          "scan": held <= SCAN_UP_TO}   # so few that scoring each costs less than a search
         if vec["lane"]["k"]:   # the turn index holds the turns waiting for a scene too: the lane leaves them out
-            vec["lane"]["fetch"] = min(lexicon.held("turn_embedding"), vec["lane"]["fetch"] + cfg.k_recent + cfg.candidates)
+            vec["lane"]["fetch"] = min(stats.held("turn_embedding"), vec["lane"]["fetch"] + cfg.k_recent + cfg.candidates)
         return {"memory_id": memory_id, "lease_id": name_of(memory_id), "vector": vector, "limit": cfg.candidates,
                 "commit_ms": int(MAX_COMMIT_S * 1000), "speaker": speaker, "bm25": bm25, "vec": vec,
                 "horizon_mean": mean,
@@ -241,7 +241,7 @@ class Cascade:
                 # twice the prefilter's topics, three times SceneCue's places in each of its lists
                 "cosine": {"k0": cfg.k0, "topics": 2 * cfg.k_topics, "cue": 3 * cfg.cue_top,
                            "lane": cfg.candidates, "scene_lists": scenes_on and not topics_on},
-                "horizon_complete": vec["horizon_views"]["fetch"] >= (lexicon.held(HORIZON.key) if lexicon else 0),
+                "horizon_complete": vec["horizon_views"]["fetch"] >= (stats.held(HORIZON.key) if stats else 0),
                 "recent": recent_on, "recent_lexical": recent_on and bool(terms),
                 "persona": "persona" not in off}
 

@@ -209,6 +209,12 @@ def term_rows(kind: str, docs: Iterable[tuple[str, dict]]) -> list[dict]:
     return rows
 
 
+def link_rows(ids: Iterable[str]) -> list[dict]:
+    """The rows of `store/terms_write` for objects that have no text BM25 ranks (trigger views):
+    linked to the vector index they are in alone."""
+    return [{"id": key, "keys": [], "tfs": [], "lens": [], "lex": None} for key in ids]
+
+
 def lex_probe(field: str, term: str) -> str:
     """What precedes a term's count in an object's `lex` string (" title|oyster:2 text|ana:1 "):
     the recall reads a candidate's term counts off it, one string search per query term."""
@@ -251,7 +257,6 @@ class Statistics:
             out.append({"boost": boost, "docs": docs, "avg": self.totals.get(key, 0) / docs if docs else 1.0})
         return out
 
-    size = 1   # what the cache counts against its limit: one memory
 
 
 def build(row: dict) -> Statistics:
@@ -300,14 +305,12 @@ class StatisticsCache:
                 self._held.move_to_end((where, memory_id))
             return found
 
-    def put(self, where: str, memory_id: str, lexicon: Statistics) -> None:
+    def put(self, where: str, memory_id: str, stats: Statistics) -> None:
         with self._lock:
-            self._held[(where, memory_id)] = lexicon
+            self._held[(where, memory_id)] = stats
             self._held.move_to_end((where, memory_id))
-            total = sum(x.size for x in self._held.values())
-            while len(self._held) > 1 and total > self.limit:
-                _, gone = self._held.popitem(last=False)
-                total -= gone.size
+            while len(self._held) > self.limit:
+                self._held.popitem(last=False)
 
     def drop(self, where: str, memory_id: str) -> None:
         with self._lock:
