@@ -18,7 +18,14 @@ recalling every memory:
     TMEM_ENCODER=fake:384 python -m benchmarks.scale run --memory scale-example --memory scale-1000 \\
         --memory scale-10000 --old /tmp/old --queries 100 --fresh 3
 
-Figures in docs/benchmarks.md ("Recall at scale").
+`parts` times the first query of a recall (`retrieve/rankings`, the server's own time, median of
+`--rounds`) on each memory as shipped and with one part changed: the Horizon means taken from
+the search's window alone, no Horizon list, no scan of small memories (every ranking searched):
+
+    TMEM_ENCODER=fake:384 python -m benchmarks.scale parts --memory scale-example --memory scale-10000 \
+        --memory scale-100000 --rounds 7
+
+Figures in docs/benchmarks.md ("Recall at scale") and docs/retrieval.md ("Vector rankings").
 """
 
 from __future__ import annotations
@@ -168,6 +175,34 @@ def run(memories: list[str], old: Path | None, n: int, fresh: int, out: Path | N
         out.write_text(json.dumps(result, indent=1))
 
 
+def parts(memories: list[str], rounds: int) -> None:
+    from tmem_graph.retrieve.cascade import Cascade
+    from tmem_graph.retrieve.lexical import query_terms
+    from tmem_graph.store import Store
+    from tmem_graph.store.queries import query as cypher
+
+    q = "When was I anxious about a new job near the lake?"
+    print(f"load {load_average()}")
+    print("| memory | as shipped | Horizon means from the window | no Horizon list | no scan |")
+    print("|---|---|---|---|---|")
+    with Store(Settings.from_env()) as store:
+        for memory in memories:
+            pid = store.memory(memory)["pid"]
+            cascade = Cascade(store, store.settings.retrieval)
+            base = cascade._ranking_params(pid, q, query_terms(q), cascade.statistics(pid, None),
+                                           CachedFake().encode([q])[0], None, frozenset())
+            variants = {"shipped": base, "window": {**base, "horizon_complete": True},
+                        "none": {**base, "vec": {**base["vec"], "horizon_views": {"k": 0, "fetch": 0, "scan": False}}},
+                        "noscan": {**base, "vec": {k: {**v, "scan": False} for k, v in base["vec"].items()}}}
+            times: dict[str, list[int]] = {k: [] for k in variants}
+            with store.session("READ") as session:
+                for _ in range(rounds):
+                    for name, params in variants.items():
+                        summary = session.run(cypher("retrieve/rankings"), {**params, "past_commit": True}).consume()
+                        times[name].append(summary.result_available_after + summary.result_consumed_after)
+            print(f"| {memory} | " + " | ".join(f"{statistics.median(t):.0f} ms" for t in times.values()) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -180,9 +215,14 @@ def main() -> None:
     p.add_argument("--queries", type=int, default=100)
     p.add_argument("--fresh", type=int, default=3)
     p.add_argument("--out", type=Path)
+    p = sub.add_parser("parts")
+    p.add_argument("--memory", action="append", required=True)
+    p.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
     if args.command == "load":
         load(args.items, args.small)
+    elif args.command == "parts":
+        parts(args.memory, args.rounds)
     else:
         run(args.memory, args.old, args.queries, args.fresh, args.out)
 
