@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -24,6 +25,7 @@ from referencing.jsonschema import DRAFT202012
 from tests.fixtures.auto_llm import serve as auto_llm
 from tests.fixtures.processes import free_port, wait_for_http
 from tmem_graph import api
+from tmem_graph.construct.worker import due_memories
 from tmem_graph.construct.inputs import read_conversation
 
 ROOT = Path(__file__).parents[2]
@@ -69,6 +71,15 @@ def serving(args: list[str], env: dict, log: Path):
         proc.terminate()
         proc.wait(timeout=30)
     assert "Traceback" not in log.read_text(), log.read_text()[-3000:]
+
+
+def settled(store, memory_id: str, timeout_s: float = 120.0) -> None:
+    """Wait until no build is due for `memory_id`: the server's worker has written again what
+    an edit left stale (the flag goes in the same transaction as the objects)."""
+    deadline = time.monotonic() + timeout_s
+    while any(row["memory_id"] == memory_id for row in due_memories(store)):
+        assert time.monotonic() < deadline, f"{memory_id}: the server's worker did not build it"
+        time.sleep(0.2)
 
 
 SEEN: list[httpx.Response] = []   # every answer of the token server the tests saw: OpenAPI must declare each
@@ -189,6 +200,7 @@ def test_edits_over_http_answer_as_the_python_api(http, store, encoder, new_id, 
         refused = http.request(method, f"/memories/{memory_id}/{path}", json=body)
         assert refused.status_code == 400 and problem in refused.json()["error"], (path, refused.text)
     assert local.get("item", "i4")["object"]["text"] == "Bob adopted a greyhound, Pixel."   # nothing changed
+    settled(store, memory_id)   # the server's worker writes s4 again: both recalls read that version
     query = {"query": "Where should the team go for dinner?", "speakers": ["Bob"], "since": "2023-06-01"}
     only = http.post(f"/memories/{memory_id}/recall", json=query)
     assert only.status_code == 200 and only.json()["filter"] == {"speakers": ["Bob"], "since": "2023-06-01"}
