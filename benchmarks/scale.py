@@ -19,8 +19,8 @@ recalling every memory:
         --memory scale-10000 --old /tmp/old --queries 100 --fresh 3
 
 `parts` times the first query of a recall (`retrieve/rankings`, the server's own time, median of
-`--rounds`) on each memory as shipped and with one part changed: the Horizon means taken from
-the search's window alone, no Horizon list, no scan of small memories (every ranking searched):
+`--rounds`) on each memory as shipped and with one part changed: no Horizon list, no scan of
+small memories (every ranking searched):
 
     TMEM_ENCODER=fake:384 python -m benchmarks.scale parts --memory scale-example --memory scale-10000 \
         --memory scale-100000 --rounds 7
@@ -183,16 +183,16 @@ def parts(memories: list[str], rounds: int) -> None:
 
     q = "When was I anxious about a new job near the lake?"
     print(f"load {load_average()}")
-    print("| memory | as shipped | Horizon means from the window | no Horizon list | no scan |")
-    print("|---|---|---|---|---|")
+    print("| memory | as shipped | no Horizon list | no scan |")
+    print("|---|---|---|---|")
     with Store(Settings.from_env()) as store:
         for memory in memories:
             pid = store.memory(memory)["pid"]
             cascade = Cascade(store, store.settings.retrieval)
             base = cascade._ranking_params(pid, q, query_terms(q), cascade.statistics(pid, None),
                                            CachedFake().encode([q])[0], None, frozenset())
-            variants = {"shipped": base, "window": {**base, "horizon_complete": True},
-                        "none": {**base, "vec": {**base["vec"], "horizon_views": {"k": 0, "fetch": 0, "scan": False}}},
+            variants = {"shipped": base,
+                        "none": {**base, "vec": {**base["vec"], "horizon": {"k": 0, "fetch": 0, "scan": False}}},
                         "noscan": {**base, "vec": {k: {**v, "scan": False} for k, v in base["vec"].items()}}}
             times: dict[str, list[int]] = {k: [] for k in variants}
             with store.session("READ") as session:

@@ -26,9 +26,9 @@ CUE_FUSIONS = ("strongest", "rrf")
 # how a scene the Horizon family's search reached is scored: by its best view, or by the mean of
 # all its Horizon views (docs/retrieval.md, "A scene's Horizon views vote")
 HORIZON_VIEWS = ("best", "mean")
-# with the mean, the Horizon family lists the scenes of the memory's nearest Horizon views, at most
-# this many multiples of `candidates` (1,000 views by default: some 330 scenes at three views each),
-# each scene scored by the mean of all its views (retrieve/rankings.cypher)
+# with the mean, the Horizon family lists the memory's scenes by the mean cosine of all their Horizon
+# views (one search of their Horizon vectors, store/scene_horizon), at most this many multiples of
+# `candidates` (1,000 scenes by default)
 HORIZON_MEAN_DEPTH = 20
 # the associative lane's order in the final scene fusion: SceneCue's, the Horizon family's own, an
 # RRF (k0 = cue_k0) of the Horizon family's order and SceneCue's, and of those and the scene

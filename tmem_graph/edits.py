@@ -167,7 +167,7 @@ def refresh_stale(store: Store, lease: WriteLease, memory_id: str, encoder: Enco
         store.tx_run(tx, "edits/triggers_clear", memory_id=memory_id, ids=scene_ids, families=["scene", "horizon"])
         store.tx_run(tx, "edits/triggers_clear", memory_id=memory_id, ids=item_ids, families=["item"])
         write_rows(store, tx, memory_id, _only(rows, "scenes", "terms_scene", "scene_triggers", "item_triggers",
-                                               "terms_trigger"))
+                                               "terms_trigger", "scene_horizon"))
         restat(store, tx, memory_id)
         store.tx_run(tx, "edits/stale_clear", memory_id=memory_id, scene_ids=scene_ids, item_ids=item_ids)
         for kind, ids in (("scene", scene_ids), ("item", item_ids)):

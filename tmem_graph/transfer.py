@@ -165,6 +165,7 @@ def write_steps(m: str, rows: dict[str, list[dict]], size: int) -> Iterator[tupl
              ("store/scene_triggers_merge", "scene_triggers", {}),
              ("store/item_triggers_merge", "item_triggers", {}),
              ("store/terms_write", "terms_trigger", {"label": "Trigger"}),
+             ("store/scene_horizon", "scene_horizon", {}),   # from the views written just before
              ("store/personas_merge", "personas", {})]
     for name, key, params in steps:
         for start in range(0, len(rows[key]), size):
@@ -247,6 +248,7 @@ def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: d
         "item_scenes": [{"item_id": i.id, "scene_id": s, "order": k}
                         for i in memory.items for k, s in enumerate(i.scene_ids)],
         "scene_triggers": [view_row(v, n) for n, v in enumerate(scene_views)],
+        "scene_horizon": [{"id": s.id} for s in memory.scenes],
         "item_triggers": [view_row(v, len(scene_views) + n) for n, v in enumerate(item_views)],
         "personas": [{"speaker": p.speaker, "seq": n, "summary": p.summary}
                      for n, p in enumerate(memory.personas)],
@@ -254,14 +256,17 @@ def memory_rows(memory: MemoryDoc, encoder: Encoder, batch_size: int, offsets: d
 
 
 def add_statistics(store: Store) -> list[str]:
-    """Keep the BM25 statistics and index counts of every memory written before they were kept
-    with it (retrieve/lexical.py): each object linked to the memory's :Term nodes, in batches,
-    under the memory's write lease, then the memory marked. Returns the memories done."""
+    """Keep the BM25 statistics, index counts and scenes' Horizon vectors of every memory
+    written before they were kept with it (retrieve/lexical.py, store/scene_horizon): each
+    object linked to the memory's :Term nodes (unless it has them already), each scene's Horizon
+    vector written, in batches, under the memory's write lease, then the memory marked. Returns
+    the memories done."""
     done = []
     for row in store.run("store/memory_unstated"):
         pid = row["pid"]
         with WriteLease(store, name_of(pid), "add its statistics") as lease:
-            for kind, label in (*LABELS.items(), ("trigger", "Trigger")):
+            kinds = [("scene", "Scene")] if row["terms"] else [*LABELS.items(), ("trigger", "Trigger")]
+            for kind, label in kinds:
                 after = None
                 while True:
                     lease.ensure()
@@ -269,9 +274,12 @@ def add_statistics(store: Store) -> list[str]:
                         lease.check_in(tx)
                         found = store.tx_run(tx, "store/terms_read", memory_id=pid, label=label, ids=None,
                                              after=after, limit=store.settings.write_batch)
-                        docs = ((r["id"], r["fields"]) for r in found)
-                        rows = term_rows(kind, docs) if kind in KINDS else link_rows(r["id"] for r in found)
-                        store.tx_run(tx, "store/terms_write", memory_id=pid, label=label, rows=rows)
+                        if not row["terms"]:
+                            docs = ((r["id"], r["fields"]) for r in found)
+                            rows = term_rows(kind, docs) if kind in KINDS else link_rows(r["id"] for r in found)
+                            store.tx_run(tx, "store/terms_write", memory_id=pid, label=label, rows=rows)
+                        if label == "Scene":
+                            store.tx_run(tx, "store/scene_horizon", memory_id=pid, rows=[{"id": r["id"]} for r in found])
                     if len(found) < store.settings.write_batch:
                         break
                     after = found[-1]["id"]

@@ -12,7 +12,7 @@ WHERE r.id > $memory_id + '#' AND r.id < $memory_id + '$' AND r.importing IS NUL
 WITH r ORDER BY r.id LIMIT 1
 MERGE (m:Memory {id: coalesce(r.id, $memory_id)})
   ON CREATE SET m.encoder = $encoder, m.dim = $dim, m.speakers = [], m.created_at = $created_at,
-                m.version = $version, m.created_by_add = true, m.turn_passages = true, m.terms = 1
+                m.version = $version, m.created_by_add = true, m.turn_passages = true, m.terms = 2
 SET m.add_lock = timestamp()
 WITH m, coalesce(m.created_by_add, false) AS created   // absent on a memory that existed: false, not null
 REMOVE m.created_by_add

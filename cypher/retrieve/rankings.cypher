@@ -9,20 +9,20 @@
 // - Vectors: a SEARCH of each vector index filtered inside the index by memory (and trigger
 //   family), asked for `fetch` entries (never more than the memory holds: a deeper filtered
 //   search fails on some servers), scored by the index's full-precision cosine, best `k` kept
-//   (a scene reached by its Horizon views is scored by the mean of all of them: from the
-//   window when it holds every Horizon view of the memory, else each one's cosine);
-//   when the window comes back shorter than asked, or the memory holds so few entries that
-//   scoring them all costs less than a search (`scan`), the memory's entries are scored one by
-//   one instead (`vector.similarity.cosine`): a memory is never ranked on fewer than it holds. When this query fails (an index missing or broken, an embedding set by hand that has
+//   (the Horizon ranking searches the scenes' Horizon vectors, whose cosine with the query is
+//   the mean of the scene's Horizon views' cosines: store/scene_horizon); when the window comes
+//   back shorter than asked, or the memory holds so few entries that scoring them all costs
+//   less than a search (`scan`), the memory's entries are scored one by one instead
+//   (`vector.similarity.cosine`): a memory is never ranked on fewer than it holds. When this
+//   query fails (an index missing or broken, an embedding set by hand that has
 //   no cosine), the caller runs retrieve/rankings_exact.
 // $memory_id, $lease_id (the memory's name: its lease), $vector, $limit (the depth of the exact
 // recent ranking), $commit_ms; $bm25: one map per kind (topic, scene, item, turn: the turns a
 // scene holds) {k, fetch (0: not asked), index, lucene, fields: [{boost, docs, avg}] in the order
 // of lexical.KINDS, terms: [{key, probe (lexical.lex_probe), field (its place in fields)}]}; $vec: one {k, fetch, scan} map per
 // vector ranking (k 0: not asked): topic, scene, dialogue, lane (turns a scene holds), item,
-// item_views, scene_views, horizon_views; $horizon_mean (a scene reached through its Horizon
-// views is scored by the mean of all of them, else by its best); $horizon_complete (the window
-// holds every Horizon view of the memory: the mean needs no other); $cosine {k0, topics, cue,
+// item_views, scene_views, horizon (scenes by their Horizon vector: the setting horizon_views
+// "mean"), horizon_views (the Horizon views, each scene by its best: "best"); $cosine {k0, topics, cue,
 // lane, scene_lists} (which scenes' cosines: see the columns); switches $persona, $recent,
 // $recent_lexical (booleans); $past_commit (read even though a writer's `committing` mark is set:
 // the caller knows it is stale; otherwise a recall that finds a commit under way gets the state
@@ -286,7 +286,29 @@ CALL (go) {   // Scene-trigger views: each scene reached by its best view
   ORDER BY score DESC, host
   RETURN collect(host) AS scene_trigger_ids, collect(score) AS scene_trigger_scores
 }
-CALL (go) {   // Horizon views: each scene reached scored by the mean of all its views (or its best)
+CALL (go) {   // Horizon: each scene by the mean cosine of its Horizon views, which is the cosine of its
+  WITH go WHERE go AND $vec.horizon.k > 0   // Horizon vector with the query's, a 0 appended (store/scene_horizon)
+  CALL () {
+    UNWIND CASE WHEN $vec.horizon.scan THEN [] ELSE [1] END AS search   // few entries: scanned below
+    WITH $vector + [0.0] AS query
+    MATCH (n:Scene)
+      SEARCH n IN (VECTOR INDEX scene_horizon_embedding FOR query WHERE n.memory_id = $memory_id
+                   LIMIT $vec.horizon.fetch)
+      SCORE AS score
+    RETURN collect([n.id, score]) AS hits
+  }
+  CALL (hits) {
+    UNWIND CASE WHEN size(hits) < $vec.horizon.fetch THEN [1] ELSE [] END AS short   // the window came back short
+    MATCH (n:Scene {memory_id: $memory_id}) WHERE size(n.horizon_embedding) = size($vector) + 1
+    WITH n, vector.similarity.cosine(n.horizon_embedding, $vector + [0.0]) AS score
+    RETURN collect([n.id, score]) AS scanned
+  }
+  UNWIND CASE WHEN size(hits) < $vec.horizon.fetch THEN scanned ELSE hits END AS hit
+  WITH hit WHERE hit[0] IS NOT NULL AND hit[1] IS NOT NULL
+  ORDER BY hit[1] DESC, hit[0] LIMIT $vec.horizon.k
+  RETURN collect(hit[0]) AS horizon_mean_ids, collect(hit[1]) AS horizon_mean_scores
+}
+CALL (go) {   // Horizon views, with the setting horizon_views "best": each scene reached by its best view
   WITH go WHERE go AND $vec.horizon_views.k > 0
   CALL () {
     UNWIND CASE WHEN $vec.horizon_views.scan THEN [] ELSE [1] END AS search   // few entries: scanned below
@@ -302,33 +324,12 @@ CALL (go) {   // Horizon views: each scene reached scored by the mean of all its
     WITH v, vector.similarity.cosine(v.embedding, $vector) AS score
     RETURN collect([v.host_id, v.position, v.channel, score]) AS scanned
   }
-  WITH hits, scanned, size(hits) < $vec.horizon_views.fetch AS scan
-  WITH CASE WHEN scan THEN scanned ELSE hits END AS all, scan OR $horizon_complete AS complete
-  CALL (all) {
-    UNWIND all AS hit
-    WITH hit WHERE hit[0] IS NOT NULL AND hit[3] IS NOT NULL
-    ORDER BY hit[3] DESC, hit[0], hit[1] IS NOT NULL, hit[1], hit[2] IS NOT NULL, hit[2] LIMIT $vec.horizon_views.k
-    RETURN collect(DISTINCT hit[0]) AS reached
-  }
-  CALL (all, reached, complete) {   // the mean of every view of each scene reached
-    WITH all, reached WHERE $horizon_mean AND complete
-    UNWIND all AS hit
-    WITH hit WHERE hit[0] IN reached AND hit[3] IS NOT NULL
-    RETURN hit[0] AS host, avg(hit[3]) AS score
-    UNION
-    WITH reached WHERE $horizon_mean AND NOT complete   // every view of each scene reached, scored
-    UNWIND reached AS id
-    MATCH (s:Scene {memory_id: $memory_id, id: id})<-[:TRIGGERS]-(v:Trigger {family: 'horizon'})
-    WHERE size(v.embedding) = size($vector)
-    RETURN id AS host, avg(vector.similarity.cosine(v.embedding, $vector)) AS score
-    UNION
-    WITH all, reached WHERE NOT $horizon_mean
-    UNWIND all AS hit
-    WITH hit WHERE hit[0] IN reached AND hit[3] IS NOT NULL
-    RETURN hit[0] AS host, max(hit[3]) AS score
-  }
-  WITH host, score ORDER BY score DESC, host
-  RETURN collect(host) AS horizon_ids, collect(score) AS horizon_scores
+  UNWIND CASE WHEN size(hits) < $vec.horizon_views.fetch THEN scanned ELSE hits END AS hit
+  WITH hit WHERE hit[0] IS NOT NULL AND hit[3] IS NOT NULL
+  ORDER BY hit[3] DESC, hit[0], hit[1] IS NOT NULL, hit[1], hit[2] IS NOT NULL, hit[2] LIMIT $vec.horizon_views.k
+  WITH hit[0] AS host, max(hit[3]) AS score
+  ORDER BY score DESC, host
+  RETURN collect(host) AS horizon_best_ids, collect(score) AS horizon_best_scores
 }
 CALL (go) {
   WITH go WHERE go AND $vec.item.k > 0
@@ -357,7 +358,7 @@ CALL (go, topic_bm25_ids, topic_dense_ids) {
   RETURN collect(id) AS topic_ids, collect(COLLECT { MATCH (t)-[:HAS_SCENE]->(s:Scene) RETURN s.id }) AS topic_scenes
 }
 CALL (go, topic_bm25_ids, topic_dense_ids, topic_ids, topic_scenes, scene_bm25_ids, scene_dense_ids, dialogue_ids,
-      lane_dense_scenes, scene_trigger_ids, horizon_ids) {   // the cosines of the scenes the pool may hold
+      lane_dense_scenes, scene_trigger_ids, horizon_mean_ids, horizon_best_ids) {   // the cosines of the scenes the pool may hold
   WITH go WHERE go
   CALL (topic_bm25_ids, topic_dense_ids) {   // the topics the prefilter may choose: RRF, the first $cosine.topics
     UNWIND [i IN range(0, size(topic_bm25_ids) - 1) | [topic_bm25_ids[i], 1.0 / ($cosine.k0 + i + 1)]]
@@ -368,7 +369,8 @@ CALL (go, topic_bm25_ids, topic_dense_ids, topic_ids, topic_scenes, scene_bm25_i
   }
   UNWIND reduce(all = [], i IN [i IN range(0, size(topic_ids) - 1) WHERE topic_ids[i] IN chosen] | all + topic_scenes[i])
          + CASE WHEN $cosine.scene_lists THEN scene_bm25_ids + scene_dense_ids ELSE [] END
-         + dialogue_ids[..$cosine.cue] + scene_trigger_ids[..$cosine.cue] + horizon_ids[..$cosine.cue]
+         + dialogue_ids[..$cosine.cue] + scene_trigger_ids[..$cosine.cue] + horizon_mean_ids[..$cosine.cue]
+         + horizon_best_ids[..$cosine.cue]
          + lane_dense_scenes[..$cosine.lane] AS id
   WITH DISTINCT id
   MATCH (s:Scene {memory_id: $memory_id, id: id}) WHERE size(s.embedding) = size($vector)
@@ -401,6 +403,8 @@ CALL (go) {
 RETURN exists, version, committing, host, pid, topic_bm25_ids, topic_bm25_scores, scene_bm25_ids, scene_bm25_scores,
        item_bm25_ids, item_bm25_scores, lane_bm25_ids, lane_bm25_scores, turn_words, topic_dense_ids, topic_dense_scores, scene_dense_ids,
        scene_dense_scores, dialogue_ids, dialogue_scores, lane_dense_ids, lane_dense_scores, lane_dense_scenes,
-       item_views, scene_trigger_ids, scene_trigger_scores, horizon_ids, horizon_scores, item_dense_ids,
+       item_views, scene_trigger_ids, scene_trigger_scores,
+       CASE WHEN $vec.horizon.k > 0 THEN horizon_mean_ids ELSE horizon_best_ids END AS horizon_ids,
+       CASE WHEN $vec.horizon.k > 0 THEN horizon_mean_scores ELSE horizon_best_scores END AS horizon_scores, item_dense_ids,
        item_dense_scores, topic_ids, topic_scenes, scene_cosine_ids, scene_cosine_scores, recent_texts,
        recent_dense_ids, recent_dense_scores, personas

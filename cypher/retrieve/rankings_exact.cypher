@@ -5,7 +5,7 @@
 // query's dimension, all zeros, a NaN or an infinity left out (as a vector index leaves it out).
 // BM25 scores every object of the memory that has a query term (its :Term links), no full-text
 // index read either. Generated from retrieve/rankings by fixed rules: keep the two in step.
-// Parameters and columns: retrieve/rankings ($vec's `fetch` and $horizon_complete unused).
+// Parameters and columns: retrieve/rankings ($vec's `fetch` unused).
 CYPHER 25
 CALL () {
   OPTIONAL MATCH (m:Memory {id: $memory_id}) WHERE m.importing IS NULL   // hidden: absent
@@ -197,39 +197,31 @@ CALL (go) {   // Scene-trigger views: each scene reached by its best view
   ORDER BY score DESC, host
   RETURN collect(host) AS scene_trigger_ids, collect(score) AS scene_trigger_scores
 }
-CALL (go) {   // Horizon views: each scene reached scored by the mean of all its views (or its best)
+CALL (go) {   // Horizon: each scene by the mean cosine of its Horizon views, which is the cosine of its
+  WITH go WHERE go AND $vec.horizon.k > 0   // Horizon vector with the query's, a 0 appended (store/scene_horizon)
+  CALL () {
+    MATCH (n:Scene {memory_id: $memory_id}) WHERE size(n.horizon_embedding) = size($vector) + 1 AND CASE WHEN n.horizon_embedding IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> THEN 0 < reduce(q = 0.0, x IN n.horizon_embedding | q + x * x) < 1e300 ELSE false END
+    WITH n, vector.similarity.cosine(n.horizon_embedding, $vector + [0.0]) AS score
+    RETURN collect([n.id, score]) AS scanned
+  }
+  UNWIND scanned AS hit
+  WITH hit WHERE hit[0] IS NOT NULL AND hit[1] IS NOT NULL
+  ORDER BY hit[1] DESC, hit[0] LIMIT $vec.horizon.k
+  RETURN collect(hit[0]) AS horizon_mean_ids, collect(hit[1]) AS horizon_mean_scores
+}
+CALL (go) {   // Horizon views, with the setting horizon_views "best": each scene reached by its best view
   WITH go WHERE go AND $vec.horizon_views.k > 0
   CALL () {
     MATCH (v:Trigger {memory_id: $memory_id}) WHERE v.family = 'horizon' AND size(v.embedding) = size($vector) AND CASE WHEN v.embedding IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> THEN 0 < reduce(q = 0.0, x IN v.embedding | q + x * x) < 1e300 ELSE false END
     WITH v, vector.similarity.cosine(v.embedding, $vector) AS score
     RETURN collect([v.host_id, v.position, v.channel, score]) AS scanned
   }
-  WITH scanned AS all, true AS complete
-  CALL (all) {
-    UNWIND all AS hit
-    WITH hit WHERE hit[0] IS NOT NULL AND hit[3] IS NOT NULL
-    ORDER BY hit[3] DESC, hit[0], hit[1] IS NOT NULL, hit[1], hit[2] IS NOT NULL, hit[2] LIMIT $vec.horizon_views.k
-    RETURN collect(DISTINCT hit[0]) AS reached
-  }
-  CALL (all, reached, complete) {   // the mean of every view of each scene reached
-    WITH all, reached WHERE $horizon_mean AND complete
-    UNWIND all AS hit
-    WITH hit WHERE hit[0] IN reached AND hit[3] IS NOT NULL
-    RETURN hit[0] AS host, avg(hit[3]) AS score
-    UNION
-    WITH reached WHERE $horizon_mean AND NOT complete   // every view of each scene reached, scored
-    UNWIND reached AS id
-    MATCH (s:Scene {memory_id: $memory_id, id: id})<-[:TRIGGERS]-(v:Trigger {family: 'horizon'})
-    WHERE size(v.embedding) = size($vector) AND CASE WHEN v.embedding IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> THEN 0 < reduce(q = 0.0, x IN v.embedding | q + x * x) < 1e300 ELSE false END
-    RETURN id AS host, avg(vector.similarity.cosine(v.embedding, $vector)) AS score
-    UNION
-    WITH all, reached WHERE NOT $horizon_mean
-    UNWIND all AS hit
-    WITH hit WHERE hit[0] IN reached AND hit[3] IS NOT NULL
-    RETURN hit[0] AS host, max(hit[3]) AS score
-  }
-  WITH host, score ORDER BY score DESC, host
-  RETURN collect(host) AS horizon_ids, collect(score) AS horizon_scores
+  UNWIND scanned AS hit
+  WITH hit WHERE hit[0] IS NOT NULL AND hit[3] IS NOT NULL
+  ORDER BY hit[3] DESC, hit[0], hit[1] IS NOT NULL, hit[1], hit[2] IS NOT NULL, hit[2] LIMIT $vec.horizon_views.k
+  WITH hit[0] AS host, max(hit[3]) AS score
+  ORDER BY score DESC, host
+  RETURN collect(host) AS horizon_best_ids, collect(score) AS horizon_best_scores
 }
 CALL (go) {
   WITH go WHERE go AND $vec.item.k > 0
@@ -250,7 +242,7 @@ CALL (go, topic_bm25_ids, topic_dense_ids) {
   RETURN collect(id) AS topic_ids, collect(COLLECT { MATCH (t)-[:HAS_SCENE]->(s:Scene) RETURN s.id }) AS topic_scenes
 }
 CALL (go, topic_bm25_ids, topic_dense_ids, topic_ids, topic_scenes, scene_bm25_ids, scene_dense_ids, dialogue_ids,
-      lane_dense_scenes, scene_trigger_ids, horizon_ids) {   // the cosines of the scenes the pool may hold
+      lane_dense_scenes, scene_trigger_ids, horizon_mean_ids, horizon_best_ids) {   // the cosines of the scenes the pool may hold
   WITH go WHERE go
   CALL (topic_bm25_ids, topic_dense_ids) {   // the topics the prefilter may choose: RRF, the first $cosine.topics
     UNWIND [i IN range(0, size(topic_bm25_ids) - 1) | [topic_bm25_ids[i], 1.0 / ($cosine.k0 + i + 1)]]
@@ -261,7 +253,8 @@ CALL (go, topic_bm25_ids, topic_dense_ids, topic_ids, topic_scenes, scene_bm25_i
   }
   UNWIND reduce(all = [], i IN [i IN range(0, size(topic_ids) - 1) WHERE topic_ids[i] IN chosen] | all + topic_scenes[i])
          + CASE WHEN $cosine.scene_lists THEN scene_bm25_ids + scene_dense_ids ELSE [] END
-         + dialogue_ids[..$cosine.cue] + scene_trigger_ids[..$cosine.cue] + horizon_ids[..$cosine.cue]
+         + dialogue_ids[..$cosine.cue] + scene_trigger_ids[..$cosine.cue] + horizon_mean_ids[..$cosine.cue]
+         + horizon_best_ids[..$cosine.cue]
          + lane_dense_scenes[..$cosine.lane] AS id
   WITH DISTINCT id
   MATCH (s:Scene {memory_id: $memory_id, id: id}) WHERE size(s.embedding) = size($vector) AND CASE WHEN s.embedding IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> THEN 0 < reduce(q = 0.0, x IN s.embedding | q + x * x) < 1e300 ELSE false END
@@ -294,6 +287,8 @@ CALL (go) {
 RETURN exists, version, committing, host, pid, topic_bm25_ids, topic_bm25_scores, scene_bm25_ids, scene_bm25_scores,
        item_bm25_ids, item_bm25_scores, lane_bm25_ids, lane_bm25_scores, turn_words, topic_dense_ids, topic_dense_scores, scene_dense_ids,
        scene_dense_scores, dialogue_ids, dialogue_scores, lane_dense_ids, lane_dense_scores, lane_dense_scenes,
-       item_views, scene_trigger_ids, scene_trigger_scores, horizon_ids, horizon_scores, item_dense_ids,
+       item_views, scene_trigger_ids, scene_trigger_scores,
+       CASE WHEN $vec.horizon.k > 0 THEN horizon_mean_ids ELSE horizon_best_ids END AS horizon_ids,
+       CASE WHEN $vec.horizon.k > 0 THEN horizon_mean_scores ELSE horizon_best_scores END AS horizon_scores, item_dense_ids,
        item_dense_scores, topic_ids, topic_scenes, scene_cosine_ids, scene_cosine_scores, recent_texts,
        recent_dense_ids, recent_dense_scores, personas

@@ -1,7 +1,8 @@
 // Links objects of one memory to its :Term nodes (retrieve/lexical.py): what each was linked to
 // before is unlinked first (each node's `total` lowered by the link's tf), then one HAS_TERM {tf}
 // per key of the row (a field's term and its count; a field with its length), and one per vector
-// index the object has an embedding in ("vec|<index>|", a trigger view's "vec|trigger_embedding|<family>");
+// index the object has an embedding in ("vec|<index>|", a trigger view's "vec|trigger_embedding|<family>";
+// a scene's Horizon vector is linked by store/scene_horizon too, which writes it after its views);
 // a field's :Term node ("scene|title|") keeps `total`, the sum of its links' tf (the objects'
 // lengths there). A turn is linked only once a scene holds it.
 // $memory_id, $label (Topic, Scene, Item, Turn or Trigger); $rows: [{id, keys, tfs, lens, lex}]
@@ -19,6 +20,7 @@ SET n.lex_len = r.lens, n.lex = r.lex
 WITH n, r, [x IN [['vec|topic_embedding|', n:Topic AND n.embedding IS NOT NULL],
                   ['vec|scene_embedding|', n:Scene AND n.embedding IS NOT NULL],
                   ['vec|scene_dialogue_embedding|', n:Scene AND n.dialogue_embedding IS NOT NULL],
+                  ['vec|scene_horizon_embedding|', n:Scene AND n.horizon_embedding IS NOT NULL],
                   ['vec|item_embedding|', n:Item AND n.embedding IS NOT NULL],
                   ['vec|turn_embedding|', n:Turn AND n.passage_embedding IS NOT NULL],
                   ['vec|trigger_embedding|' + coalesce(n.family, ''), n:Trigger AND n.embedding IS NOT NULL]]

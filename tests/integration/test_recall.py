@@ -14,7 +14,7 @@ from tests.fixtures.synthetic import graft, synthetic_memory
 from tests.conftest import load_fixture
 from tmem_graph import api
 from tmem_graph.errors import MemoryNotFound, TmemError
-from tmem_graph.config import RetrievalSettings
+from tmem_graph.config import HORIZON_MEAN_DEPTH, RetrievalSettings
 from tmem_graph.retrieve.cascade import Cascade
 from tmem_graph.retrieve.evidence import CUE_HEADING, day
 from tmem_graph.retrieve.results import ABLATIONS
@@ -62,9 +62,8 @@ def test_horizon_reaches_a_scene_the_query_shares_no_word_with(memory):
 def test_a_scene_s_horizon_score_is_the_mean_of_all_its_views(memory, encoder):
     """The Horizon channel scores each scene by the mean cosine of all the scene's Horizon views
     (`horizon_views` "mean", the default), "best" by its best view; checked against the views'
-    embeddings read back. A ranking too shallow for every view of the memory (its cap, here a
-    small `candidates`) lists the scenes of the views it reached, each still scored by the
-    mean of all its views (each cosine computed for the scenes reached: retrieve/rankings)."""
+    embeddings read back. A ranking too shallow for every scene of the memory (its cap, here a
+    small `candidates`) lists the scenes with the best means (store/scene_horizon: one search)."""
     vector = encoder.encode([HORIZON_QUERY])[0]
     with memory.store.session("READ") as session:
         rows = session.run("MATCH (v:Trigger {memory_id: $m}) WHERE v.family = 'horizon' "
@@ -84,13 +83,13 @@ def test_a_scene_s_horizon_score_is_the_mean_of_all_its_views(memory, encoder):
             assert score == pytest.approx(expect(views[host]), abs=1e-5), (rule, host)
         lists[rule] = ranked
     assert [h for h, _ in lists["mean"]] != [h for h, _ in lists["best"]]
-    shallow = Cascade(memory.store, RetrievalSettings(candidates=1))   # 20 views: not all of them
+    shallow = Cascade(memory.store, RetrievalSettings(candidates=1))   # the 20 best scenes: not all of them
     ranked = shallow.recall(memory.pid, HORIZON_QUERY, vector, trace=True).trace["scenes"].cue_lists["horizon"]
-    assert 0 < len(ranked) < len(views)
-    for host, score in ranked:
-        assert score == pytest.approx(sum(views[host]) / len(views[host]), abs=1e-5), host
-    nearest = sorted(((score, host) for host, scores in views.items() for score in scores), reverse=True)[:20]
-    assert {h for h, _ in ranked} == {host for _, host in nearest}   # the scenes of the 20 nearest views
+    means = sorted(((sum(v) / len(v), host) for host, v in views.items()), reverse=True)
+    assert len(ranked) == HORIZON_MEAN_DEPTH < len(views)
+    for (host, score), (mean, _) in zip(ranked, means):   # the best means, in order
+        assert score == pytest.approx(sum(views[host]) / len(views[host]), abs=1e-5) == pytest.approx(mean, abs=1e-5)
+    assert {h for h, _ in ranked} == {host for _, host in means[:HORIZON_MEAN_DEPTH]}
 
 
 def test_the_fusion_before_lanes_loses_it_to_the_presence_penalty(memory, settings):

@@ -16,7 +16,7 @@ HEADER = """// The first round trip of a recall when retrieve/rankings failed (a
 // query's dimension, all zeros, a NaN or an infinity left out (as a vector index leaves it out).
 // BM25 scores every object of the memory that has a query term (its :Term links), no full-text
 // index read either. Generated from retrieve/rankings by fixed rules: keep the two in step.
-// Parameters and columns: retrieve/rankings ($vec's `fetch` and $horizon_complete unused).
+// Parameters and columns: retrieve/rankings ($vec's `fetch` unused).
 """
 CHECKED = ("CASE WHEN {p} IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> "
            "THEN 0 < reduce(q = 0.0, x IN {p} | q + x * x) < 1e300 ELSE false END")
@@ -25,7 +25,7 @@ CHECKED = ("CASE WHEN {p} IS :: LIST<INTEGER NOT NULL | FLOAT NOT NULL> "
 def exact_of(index_query: str) -> str:
     """The exact query, from the index query's text."""
     ex = re.sub(r"  CALL \(\) \{\n    UNWIND CASE WHEN \$vec\.\w+\.scan THEN \[\] ELSE \[1\] END AS search[^\n]*\n"
-                r"    MATCH \((n|v):\w+\)\n      SEARCH .*?\n  \}\n", "", index_query, flags=re.S)
+                r"(    WITH [^\n]*\n)?    MATCH \((n|v):\w+\)\n      SEARCH .*?\n  \}\n", "", index_query, flags=re.S)
     ex = ex.replace("CALL (hits) {", "CALL () {").replace("CALL (window) {", "CALL () {")
     ex = re.sub(r"UNWIND CASE WHEN size\((hits|window)\) < \$vec\.\w+\.fetch THEN \[1\] ELSE \[\] END AS short[^\n]*\n    ",
                 "", ex)
@@ -33,9 +33,8 @@ def exact_of(index_query: str) -> str:
                 "UNWIND scanned AS hit", ex)
     ex = re.sub(r"  CALL \(\) \{\n    UNWIND CASE WHEN size\(window\) = \$vec\.lane\.fetch THEN window ELSE \[\] END AS hit\n"
                 r".*?\n  \}\n", "", ex, flags=re.S)
-    ex = ex.replace("  WITH hits, scanned, size(hits) < $vec.horizon_views.fetch AS scan\n"
-                    "  WITH CASE WHEN scan THEN scanned ELSE hits END AS all, scan OR $horizon_complete AS complete",
-                    "  WITH scanned AS all, true AS complete")
+    ex = ex.replace("size(n.horizon_embedding) = size($vector) + 1",   # one component longer (store/scene_horizon)
+                    "size(n.horizon_embedding) = size($vector) + 1 AND " + CHECKED.format(p="n.horizon_embedding"))
     for p in ("n.embedding", "n.dialogue_embedding", "n.passage_embedding", "v.embedding", "s.embedding", "t.embedding"):
         ex = ex.replace(f"size({p}) = size($vector)", f"size({p}) = size($vector) AND " + CHECKED.format(p=p))
     ex = re.sub(r"    CALL db\.index\.fulltext\.queryNodes\(\$bm25\.(\w+)\.index, \$bm25\.\w+\.lucene, "
@@ -52,9 +51,9 @@ def test_the_exact_query_is_the_index_query_without_index_reads():
     body = exact.split("CYPHER 25", 1)[1]
     for word in ("SEARCH ", "fulltext", "hits", "window", "scan "):   # no index read, no window left
         assert word not in body, word
-    # the eight searches' subqueries and the lane window's went; every stored embedding is checked first
-    assert index_query.count("RETURN") == exact.count("RETURN") + 9
-    assert body.count("= size($vector) AND CASE WHEN") == body.count("= size($vector)") >= 10
+    # the nine searches' subqueries and the lane window's went; every stored embedding is checked first
+    assert index_query.count("RETURN") == exact.count("RETURN") + 10
+    assert body.count(" AND CASE WHEN ") == body.count("= size($vector)") >= 11
 
 
 if __name__ == "__main__":

@@ -214,9 +214,8 @@ class Cascade:
         wanted = {f.key: f.depth * cfg.candidates if f.key in families else 0 for f in FAMILIES.values()}
         if ITEM.key in families:
             wanted[ITEM.key] += len(ITEM.views) * cfg.r_trigger_items  # R triggers of three views each
-        mean = cfg.horizon_views == "mean"
-        if mean and HORIZON.key in families:   # the scenes of this many nearest views are listed (each by all its views)
-            wanted[HORIZON.key] = max(wanted[HORIZON.key], HORIZON_MEAN_DEPTH * cfg.candidates)
+        # the Horizon family ranks scenes by the mean of their views (their Horizon vectors) or by their best view
+        mean = cfg.horizon_views == "mean" and HORIZON.key in families
         lane = stats is not None and stats.turn_passages and scenes_on and "turns" not in off
         plan = {"topic": ("topic_embedding", cfg.candidates if topics_on else 0),
                 "scene": ("scene_embedding", cfg.candidates if scenes_on and not topics_on else 0),
@@ -224,24 +223,22 @@ class Cascade:
                 "lane": ("turn_embedding", cfg.lane_depth() if lane else 0),
                 "item": ("item_embedding", cfg.candidates if items_on and (not scenes_on or cfg.item_search > 0) else 0),
                 "item_views": (ITEM.key, wanted[ITEM.key]), "scene_views": ("scene", wanted["scene"]),
-                "horizon_views": (HORIZON.key, wanted[HORIZON.key])}
+                "horizon": ("scene_horizon_embedding", HORIZON_MEAN_DEPTH * cfg.candidates if mean else 0),
+                "horizon_views": (HORIZON.key, 0 if mean else wanted[HORIZON.key])}
         vec = {}
         for name, (index, k) in plan.items():
             held = stats.held(index) if stats is not None else 0   # no search deeper than the memory holds
-            # the Horizon window is not over-fetched: it lists scenes, each scored by all its views
-            deeper = 0 if name == "horizon_views" else min(math.ceil(k * (OVERFETCH - 1)), OVERFETCH_MAX)
+            deeper = min(math.ceil(k * (OVERFETCH - 1)), OVERFETCH_MAX)
             vec[name] = {"k": min(k, held), "fetch": min(held, k + deeper),
                          "scan": held <= SCAN_UP_TO}   # so few that scoring each costs less than a search
         if vec["lane"]["k"]:   # the turn index holds the turns waiting for a scene too: the lane leaves them out
             vec["lane"]["fetch"] = min(stats.held("turn_embedding"), vec["lane"]["fetch"] + cfg.k_recent + cfg.candidates)
         return {"memory_id": memory_id, "lease_id": name_of(memory_id), "vector": vector, "limit": cfg.candidates,
                 "commit_ms": int(MAX_COMMIT_S * 1000), "speaker": speaker, "bm25": bm25, "vec": vec,
-                "horizon_mean": mean,
                 # the scenes whose cosines the pool may need (the rest, rare, by retrieve/cosines):
                 # twice the prefilter's topics, three times SceneCue's places in each of its lists
                 "cosine": {"k0": cfg.k0, "topics": 2 * cfg.k_topics, "cue": 3 * cfg.cue_top,
                            "lane": cfg.candidates, "scene_lists": scenes_on and not topics_on},
-                "horizon_complete": vec["horizon_views"]["fetch"] >= (stats.held(HORIZON.key) if stats else 0),
                 "recent": recent_on, "recent_lexical": recent_on and bool(terms),
                 "persona": "persona" not in off}
 

@@ -168,8 +168,8 @@ KINDS = {
 }
 LABELS = {"topic": "Topic", "scene": "Scene", "item": "Item", "turn": "Turn"}
 # the vector indexes recall searches; the trigger index is counted per family ("trigger_embedding|item")
-VECTOR_INDEXES = ("topic_embedding", "scene_embedding", "scene_dialogue_embedding", "item_embedding",
-                  "turn_embedding")
+VECTOR_INDEXES = ("topic_embedding", "scene_embedding", "scene_dialogue_embedding", "scene_horizon_embedding",
+                  "item_embedding", "turn_embedding")
 TRIGGER_FAMILIES = ("item", "scene", "horizon")
 
 

@@ -23,19 +23,23 @@ from .lease import WriteLease, name_of
 from .queries import READ, WRITE, access_mode, names, query
 
 TRANSIENT_TRIES = 3   # a one-query transaction that Neo4j rolled back (a deadlock) runs again this often
-VECTOR_INDEXES = ("topic_embedding", "scene_embedding", "scene_dialogue_embedding",
+VECTOR_INDEXES = ("topic_embedding", "scene_embedding", "scene_dialogue_embedding", "scene_horizon_embedding",
                   "item_embedding", "trigger_embedding", "turn_embedding")
+# indexes whose vectors are longer than the encoder's (store/scene_horizon: one component more)
+LONGER = {"scene_horizon_embedding": 1}
 # what `tmem db check --repair` rebuilds, and the query that drops each (schema apply re-creates it)
 REPAIRABLE_INDEXES = {"topic_embedding": "repair/drop_topic_embedding",
                       "scene_embedding": "repair/drop_scene_embedding",
                       "scene_dialogue_embedding": "repair/drop_scene_dialogue_embedding",
+                      "scene_horizon_embedding": "repair/drop_scene_horizon_embedding",
                       "item_embedding": "repair/drop_item_embedding",
                       "trigger_embedding": "repair/drop_trigger_embedding",
                       "turn_embedding": "repair/drop_turn_embedding", "text_search": "repair/drop_text_search",
                       "turn_search": "repair/drop_turn_search"}
 # the property each vector index holds, which a node must have for `check_indexes` to probe the index in its memory
 PROBE_PROPERTY = {"topic_embedding": "embedding", "scene_embedding": "embedding",
-                  "scene_dialogue_embedding": "dialogue_embedding", "item_embedding": "embedding",
+                  "scene_dialogue_embedding": "dialogue_embedding", "scene_horizon_embedding": "horizon_embedding",
+                  "item_embedding": "embedding",
                   "trigger_embedding": "embedding", "turn_embedding": "passage_embedding"}
 # the depths `check_indexes` searches each index at: the shallowest, the default recall's, the deepest,
 # each no deeper than the probed memory's entries, as recall (retrieve/lexical.py, Statistics.depth)
@@ -230,6 +234,7 @@ class Store:
             ("topic_embedding", "retrieve/topics_dense", {}, "Topic"),
             ("scene_embedding", "retrieve/scenes_dense", {}, "Scene"),
             ("scene_dialogue_embedding", "retrieve/scenes_dialogue_dense", {}, "Scene"),
+            ("scene_horizon_embedding", "retrieve/scenes_horizon_dense", {}, "Scene"),
             ("item_embedding", "retrieve/items_dense", {}, "Item"),
             ("trigger_embedding", "retrieve/triggers_dense", {"family": "scene"}, "Trigger"),
             ("turn_embedding", "retrieve/turns_dense", {}, "Turn"),
@@ -272,9 +277,10 @@ class Store:
         self.apply_schema(dimensions, timeout_s)
 
     def vector_dimensions(self) -> dict[str, int]:
-        """Dimension of each of the project's vector indexes that exists."""
+        """The encoder dimension each of the project's vector indexes that exists serves (its own,
+        less the components store/scene_horizon adds)."""
         rows = self.run("store/vector_indexes")
-        return {r["name"]: int(r["dimensions"]) for r in rows
+        return {r["name"]: int(r["dimensions"]) - LONGER.get(r["name"], 0) for r in rows
                 if r["name"] in VECTOR_INDEXES and r["dimensions"] is not None}
 
     def require_schema(self, dimensions: int) -> None:
