@@ -267,8 +267,8 @@ CALL (go) {   // Scene-trigger views: each scene reached by its best view
   WITH go WHERE go AND $vec.scene_views.k > 0
   CALL () {
     UNWIND CASE WHEN $vec.scene_views.scan THEN [] ELSE [1] END AS search   // few entries: scanned below
-    MATCH (v:Trigger)
-      SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
+    MATCH (v:SceneView)
+      SEARCH v IN (VECTOR INDEX scene_view_embedding FOR $vector
                    WHERE v.memory_id = $memory_id AND v.family = 'scene' LIMIT $vec.scene_views.fetch)
       SCORE AS score
     RETURN collect([v.host_id, v.position, v.channel, score]) AS hits
@@ -312,8 +312,8 @@ CALL (go) {   // Horizon views, with the setting horizon_views "best": each scen
   WITH go WHERE go AND $vec.horizon_views.k > 0
   CALL () {
     UNWIND CASE WHEN $vec.horizon_views.scan THEN [] ELSE [1] END AS search   // few entries: scanned below
-    MATCH (v:Trigger)
-      SEARCH v IN (VECTOR INDEX trigger_embedding FOR $vector
+    MATCH (v:SceneView)
+      SEARCH v IN (VECTOR INDEX scene_view_embedding FOR $vector
                    WHERE v.memory_id = $memory_id AND v.family = 'horizon' LIMIT $vec.horizon_views.fetch)
       SCORE AS score
     RETURN collect([v.host_id, v.position, v.channel, score]) AS hits

@@ -1,8 +1,10 @@
-// Writes trigger views of Scene hosts and links each to its host. $memory_id;
+// Writes trigger views of Scene hosts (labelled SceneView too: index scene_view_embedding) and
+// links each to its host. $memory_id;
 // $rows: [{id, host_id, family, channel, text, position, rationale, embedding}].
 UNWIND $rows AS r
 MATCH (h:Scene {memory_id: $memory_id, id: r.host_id})
 MERGE (v:Trigger {memory_id: $memory_id, id: r.id})
+SET v:SceneView
 SET v.host_id = r.host_id, v.family = r.family, v.channel = r.channel, v.text = r.text,
     v.position = r.position, v.rationale = r.rationale, v.embedding = r.embedding
 MERGE (v)-[:TRIGGERS]->(h)

@@ -24,7 +24,7 @@ from .queries import READ, WRITE, access_mode, names, query
 
 TRANSIENT_TRIES = 3   # a one-query transaction that Neo4j rolled back (a deadlock) runs again this often
 VECTOR_INDEXES = ("topic_embedding", "scene_embedding", "scene_dialogue_embedding", "scene_horizon_embedding",
-                  "item_embedding", "trigger_embedding", "turn_embedding")
+                  "item_embedding", "trigger_embedding", "scene_view_embedding", "turn_embedding")
 # indexes whose vectors are longer than the encoder's (store/scene_horizon: one component more)
 LONGER = {"scene_horizon_embedding": 1}
 # what `tmem db check --repair` rebuilds, and the query that drops each (schema apply re-creates it)
@@ -34,13 +34,15 @@ REPAIRABLE_INDEXES = {"topic_embedding": "repair/drop_topic_embedding",
                       "scene_horizon_embedding": "repair/drop_scene_horizon_embedding",
                       "item_embedding": "repair/drop_item_embedding",
                       "trigger_embedding": "repair/drop_trigger_embedding",
+                      "scene_view_embedding": "repair/drop_scene_view_embedding",
                       "turn_embedding": "repair/drop_turn_embedding", "text_search": "repair/drop_text_search",
                       "turn_search": "repair/drop_turn_search"}
 # the property each vector index holds, which a node must have for `check_indexes` to probe the index in its memory
 PROBE_PROPERTY = {"topic_embedding": "embedding", "scene_embedding": "embedding",
                   "scene_dialogue_embedding": "dialogue_embedding", "scene_horizon_embedding": "horizon_embedding",
                   "item_embedding": "embedding",
-                  "trigger_embedding": "embedding", "turn_embedding": "passage_embedding"}
+                  "trigger_embedding": "embedding", "scene_view_embedding": "embedding",
+                  "turn_embedding": "passage_embedding"}
 # the depths `check_indexes` searches each index at: the shallowest, the default recall's, the deepest,
 # each no deeper than the probed memory's entries, as recall (retrieve/lexical.py, Statistics.depth)
 PROBE_LIMITS = (1, RetrievalSettings().candidates, MAX_BUDGET)
@@ -236,7 +238,8 @@ class Store:
             ("scene_dialogue_embedding", "retrieve/scenes_dialogue_dense", {}, "Scene"),
             ("scene_horizon_embedding", "retrieve/scenes_horizon_dense", {}, "Scene"),
             ("item_embedding", "retrieve/items_dense", {}, "Item"),
-            ("trigger_embedding", "retrieve/triggers_dense", {"family": "scene"}, "Trigger"),
+            ("trigger_embedding", "retrieve/triggers_dense", {"family": "item"}, "Trigger"),
+            ("scene_view_embedding", "retrieve/scene_views_dense", {"family": "scene"}, "SceneView"),
             ("turn_embedding", "retrieve/turns_dense", {}, "Turn"),
             ("text_search", "retrieve/fulltext", {"lucene": "+ft_scope:probe"}, None),
             ("turn_search", "live/turns_fulltext", {"lucene": "+ft_scope:probe"}, None),
