@@ -29,15 +29,16 @@ from tmem_graph.retrieve.lexical import KINDS, Bm25, query_terms
 from tmem_graph.encode import get_encoder
 from tmem_graph.store import Store
 
-# what recall asks each ranking for by default: (label, property, family, k)
+# what recall asks each ranking for by default: (label, property, family, k); a scene's Horizon
+# vector is one component longer than the encoder's (store/scene_horizon: the query gets a 0)
 RANKINGS = {
     "topic_embedding": ("Topic", "embedding", None, 50),
     "scene_dialogue_embedding": ("Scene", "dialogue_embedding", None, 50),
     "turn_embedding": ("Turn", "passage_embedding", None, 80),
     "item_embedding": ("Item", "embedding", None, 50),
     "trigger item": ("Trigger", "embedding", "item", 80),
-    "trigger scene": ("Trigger", "embedding", "scene", 200),
-    "trigger horizon": ("Trigger", "embedding", "horizon", 1000),
+    "scene views": ("SceneView", "embedding", "scene", 200),
+    "scene_horizon_embedding": ("Scene", "horizon_embedding", None, 1000),
 }
 def _search(label: str, index: str, family_filter: str = "") -> str:
     return ("CYPHER 25 MATCH (n:" + label + ") SEARCH n IN (VECTOR INDEX " + index +
@@ -50,7 +51,9 @@ SEARCH = {("Topic", "embedding"): _search("Topic", "topic_embedding"),
           ("Scene", "dialogue_embedding"): _search("Scene", "scene_dialogue_embedding"),
           ("Turn", "passage_embedding"): _search("Turn", "turn_embedding"),
           ("Item", "embedding"): _search("Item", "item_embedding"),
-          ("Trigger", "embedding"): _search("Trigger", "trigger_embedding", " AND n.family = $family")}
+          ("Trigger", "embedding"): _search("Trigger", "trigger_embedding", " AND n.family = $family"),
+          ("SceneView", "embedding"): _search("SceneView", "scene_view_embedding", " AND n.family = $family"),
+          ("Scene", "horizon_embedding"): _search("Scene", "scene_horizon_embedding")}
 EXACT = """MATCH (n:$($label) {memory_id: $memory_id})
 WHERE ($family IS NULL OR n.family = $family) AND size(n[$prop]) = size($vector)
 WITH n, vector.similarity.cosine(n[$prop], $vector) AS score
@@ -76,14 +79,16 @@ def measure(store: Store, memory_id: str, n: int, factors: list[float], seed: in
     print(f"{'ranking':26} {'held':>7} {'k':>5} " + " ".join(f"{'f=' + str(f):>16}" for f in factors) + f" {'exact ms':>9}")
     with store.session("READ") as s:
         for name, (label, prop, family, k) in RANKINGS.items():
+            longer = [0.0] if prop == "horizon_embedding" else []
             held = s.run("CYPHER 25 " + COUNT, label=label, memory_id=pid, family=family, prop=prop,
-                         dim=header["dim"]).single()["held"]
+                         dim=header["dim"] + len(longer)).single()["held"]
             if not held:
                 continue
             kk = min(k, held)
             cells, exact_ms = [], []
             truth = []
             for v in vectors:
+                v = [*v, *longer]
                 t0 = time.perf_counter()
                 truth.append({r["id"] for r in s.run("CYPHER 25 " + EXACT, label=label, memory_id=pid, family=family,
                                                       prop=prop, vector=v, k=kk)})
@@ -93,7 +98,8 @@ def measure(store: Store, memory_id: str, n: int, factors: list[float], seed: in
                 shares, took = [], []
                 for v, want in zip(vectors, truth):
                     t0 = time.perf_counter()
-                    got = {r["id"] for r in s.run(SEARCH[(label, prop)], memory_id=pid, family=family, vector=v,
+                    got = {r["id"] for r in s.run(SEARCH[(label, prop)], memory_id=pid, family=family,
+                                                  vector=[*v, *longer],
                                                   fetch=fetch, k=kk)}
                     took.append((time.perf_counter() - t0) * 1000)
                     shares.append(len(got & want) / len(want) if want else 1.0)
