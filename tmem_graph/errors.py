@@ -94,7 +94,12 @@ class EncoderMismatch(TmemError):
 
 
 class LeaseHeld(TmemError):
-    """Another writer holds the memory's write lease (tmem_graph/store/lease.py)."""
+    """Another writer holds the memory's write lease (tmem_graph/store/lease.py). The message
+    names its process id and host; `public`, what a service tells its callers, does not."""
+
+    def __init__(self, message: str, public: str | None = None):
+        super().__init__(message)
+        self.public = public or message
 
 
 class LeaseLost(TmemError):
@@ -112,3 +117,8 @@ class InvalidReply(LLMError):
 
 class LocalLLMError(TmemError):
     """The local model cannot be assembled, started or reached."""
+
+
+def public(exc: TmemError) -> str:
+    """What a service tells its callers of `exc`: its message, less what names another writer."""
+    return getattr(exc, "public", None) or str(exc)

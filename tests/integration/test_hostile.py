@@ -124,6 +124,8 @@ def memory_id(store, encoder):
     (["sushi", "--k-scenes", "99999"], "k_scenes 99999: must be an integer from 0 to 10000"),
     (["sushi", "--tau", "7"], "tau 7.0: a cosine gate must lie in [-1, 1]"),
     (["x" * 40_000], "the query is longer than the limit of 32768 bytes"),
-], ids=["query bytes", "speaker bytes", "huge R", "huge kS", "tau", "long query"])
+    (["sushi", "--until", "9999-12-31"], "until '9999-12-31': out of range"),
+    (["sushi", "--since", "2023-01-01", "--until", "9999-12-31T23:59:59.999999"], "until '9999-12-31T23:59:59.999999'"),
+], ids=["query bytes", "speaker bytes", "huge R", "huge kS", "tau", "long query", "last day", "last moment"])
 def test_recall_refuses_what_it_cannot_use(memory_id, args, message):
     assert message in one_line_error(tmem("recall", memory_id, *args))

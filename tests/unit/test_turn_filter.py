@@ -1,7 +1,12 @@
 """TurnFilter.apply on a recall built by hand: which scenes a filtered recall keeps, and how deep
 a filtered recall ranks (the database path is tests/integration/test_filters.py)."""
 
+import datetime as dt
+
+import pytest
+
 from tmem_graph.config import RetrievalSettings
+from tmem_graph.errors import UsageError
 from tmem_graph.retrieve.filters import TurnFilter
 from tmem_graph.retrieve.results import Recall, RecalledScene
 
@@ -38,3 +43,19 @@ def test_a_budget_of_nothing_is_not_widened():
     wide = TurnFilter.of(speakers="Ana").widened(cfg)
     assert (wide.k_scenes, wide.k_recent) == (0, 0)
     assert wide.k_items == max(3 * 4, cfg.candidates)
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"until": "9999-12-31"}, "until '9999-12-31': out of range"),
+    ({"until": "9999-12-31T23:59:59.999999"}, "until '9999-12-31T23:59:59.999999': out of range"),
+    ({"speakers": ["Ana", "\udc80"]}, "speakers[1]: not valid Unicode text (a lone surrogate at character 0)"),
+])
+def test_a_filter_it_cannot_use_is_a_usage_error_of_one_line(args, message):
+    with pytest.raises(UsageError) as refused:
+        TurnFilter.of(**args)
+    assert message in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_the_last_days_of_the_calendar_that_a_filter_can_hold():
+    assert TurnFilter.of(until="9999-12-30").until == dt.datetime(9999, 12, 31)
+    assert TurnFilter.of(since="0001-01-01", until="9999-12-31T23:59:59.999998").admits("Ana", "9999-12-31T23:00:00")

@@ -19,6 +19,7 @@ from typing import Callable, Iterable
 
 from ..config import MAX_BUDGET, RetrievalSettings
 from ..errors import UsageError
+from ..textio import text_problem
 from .results import Recall
 
 WIDEN = 4   # how much deeper a filtered recall ranks before filtering (a guess, not tuned: docs/api.md)
@@ -43,6 +44,9 @@ class TurnFilter:
             if not speakers or len(speakers) > MAX_SPEAKERS or not all(
                     isinstance(s, str) and s.strip() and len(s) <= 200 for s in speakers):
                 raise UsageError(f"speakers {speakers!r}: must be 1 to {MAX_SPEAKERS} non-empty names")
+            for n, name in enumerate(speakers):
+                if problem := text_problem(name):
+                    raise UsageError(f"speakers[{n}]: {problem}")
         start = _moment("since", since, end=False)
         end = _moment("until", until, end=True)
         if start is not None and end is not None and start >= end:
@@ -129,6 +133,9 @@ def _moment(name: str, value, end: bool) -> dt.datetime | None:
     except ValueError:
         raise UsageError(f"{name} {value!r}: not an ISO 8601 date or date-time (e.g. 2023-05-08 or "
                          "2023-05-08T13:56:00)") from None
+    except OverflowError:   # `until`'s next day or microsecond is past the calendar's end
+        raise UsageError(f"{name} {value!r}: out of range (the latest until is 9999-12-30 or "
+                         "9999-12-31T23:59:59.999998)") from None
 
 
 def _parsed(time: str | None) -> dt.datetime | None:

@@ -74,6 +74,8 @@ class Access:
         """The access of a server bound to `host` with one token (or none, on loopback only)."""
         if token is not None and len(token) < MIN_TOKEN_CHARS:
             raise ConfigError(f"the service token must be at least {MIN_TOKEN_CHARS} characters long")
+        if token is not None and (problem := unsendable(token)):
+            raise ConfigError(f"the service token {problem}")
         if token is None and host not in LOOPBACK:
             raise ConfigError(f"refusing to serve on {host} without a token: set TMEM_SERVE_TOKEN "
                               "(or --token-file, or --tokens) to a secret of 16 characters or more, or bind 127.0.0.1")
@@ -144,4 +146,16 @@ def _secret(where: str, entry: dict) -> bytes:
     value = entry["token"]
     if not isinstance(value, str) or len(value) < MIN_TOKEN_CHARS:
         raise ValueError(f"{where}: token must be a string of {MIN_TOKEN_CHARS} characters or more")
+    if problem := unsendable(value):
+        raise ValueError(f"{where}: token {problem}")
     return _digest(value)
+
+
+def unsendable(token: str) -> str | None:
+    """Why no request can present `token` (the gate strips what follows `Bearer`; a header holds
+    no control character), or None."""
+    if token != token.strip():
+        return "has spaces around it, which no request can send"
+    if not token.isprintable():
+        return "holds a control character, which no request can send"
+    return None

@@ -6,11 +6,13 @@ rendering of a schema problem that HTTP and MCP share."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from ..format import FORMAT, MAX_NAME_CHARS, MAX_TEXT_BYTES
+from ..textio import text_problem
 
 # -- problems ----------------------------------------------------------------------------------
 
@@ -24,30 +26,53 @@ def problem(error: dict) -> str:
     """One pydantic error on one line, naming its field (no input value, no documentation link)."""
     if error["type"] == "json_invalid":   # its location ends with the offset, not a field
         return f"body: invalid JSON at character {error['loc'][-1]} ({error.get('ctx', {}).get('error', '')})"
+    if error["type"] == "string_unicode":   # pydantic's own check of a string it measures
+        return f"{where(error['loc'])}: not valid Unicode text (a lone surrogate)"
     return f"{where(error['loc'])}: {error['msg']}" if error["loc"] else error["msg"]
+
+
+# -- what a caller sends ---------------------------------------------------------------------------
+
+def _text(value: str) -> str:
+    """`value` if UTF-8 can encode it (no lone surrogate), so that it can be stored and answered."""
+    if problem := text_problem(value):
+        raise PydanticCustomError("text", problem)
+    return value
+
+
+def _id(value: str) -> str:
+    """`value` if it is text without a NUL character (an id is named in paths and logs)."""
+    if "\x00" in _text(value):
+        raise PydanticCustomError("text", "holds a NUL character")
+    return value
+
+
+Text = Annotated[str, AfterValidator(_text)]   # every string a caller sends, HTTP or MCP
+Id = Annotated[str, AfterValidator(_id)]
 
 
 # -- requests ----------------------------------------------------------------------------------
 
 class Body(BaseModel):
-    """A request body: a field the route does not take is refused (400 naming it), not ignored."""
-    model_config = ConfigDict(extra="forbid")
+    """A request body: a field the route does not take is refused (400 naming it), not ignored,
+    and a value of another type than declared is refused, not coerced ("2", true or 2.0 for an
+    integer, "yes" for a boolean)."""
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class TurnIn(Body):
     """One turn as an agent adds it (MCP `add_memory`); the library checks the rest (empty
     text, the time's format) with messages of its own."""
-    model_config = ConfigDict(extra="forbid", strict=True)
-    speaker: str = Field(min_length=1, max_length=MAX_NAME_CHARS,
+    speaker: Text = Field(min_length=1, max_length=MAX_NAME_CHARS,
                          description="Who said it, e.g. the user's name or 'Assistant'.")
-    text: str = Field(min_length=1, max_length=MAX_TEXT_BYTES, description="What was said, verbatim.")
-    time: str | None = Field(default=None, description="When, ISO 8601 (e.g. 2026-12-01T19:04:00); default: unknown.")
+    text: Text = Field(min_length=1, max_length=MAX_TEXT_BYTES, description="What was said, verbatim.")
+    time: Text | None = Field(default=None, description="When, ISO 8601 (e.g. 2026-12-01T19:04:00); default: unknown.")
 
 
 class TurnRecord(TurnIn):
     """One turn of the turn-list format (shared/spec/cli.md, `tmem ingest --format turns`)."""
     session: int | None = Field(default=None, description="The conversation's session number.")
-    id: str | None = Field(default=None, description="An id unique within the memory (default: assigned).")
+    id: Id | None = Field(default=None, description="An id unique within the memory (default: assigned).")
 
 
 # -- answers -----------------------------------------------------------------------------------

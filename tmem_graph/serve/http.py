@@ -27,7 +27,7 @@ from . import docs_page
 from ..objects import MAX_LIMIT
 from .bodies import (Added, Answer, Body, Built, Deleted, Error, Flushed, Health, History, Imported, MemoryDocument,
                      MemoryList, ObjectDeleted, ObjectDetail, ObjectPage, ObjectUpdated, Problems, Recalled, Stats,
-                     TurnRecord, body_of, problem)
+                     Text, TurnRecord, body_of, problem)
 from .access import CALLER, LOOPBACK, Access, Scope
 from .mcp import build_mcp
 from .service import LIST_DEFAULT, LIST_MAX, MAX_K, MAX_TOKENS, OBJECTS_DEFAULT, Budgets, Service
@@ -58,19 +58,19 @@ class BuildIn(Body):
 
 
 class Recalling(Body):
-    speaker: str | None = Field(None, description="Only this speaker's persona.")
-    without: list[str] = Field(default_factory=list, description="Components to switch off (tmem recall --without).")
-    speakers: list[str] | None = Field(None, min_length=1, max_length=50, description=(
+    speaker: Text | None = Field(None, description="Only this speaker's persona.")
+    without: list[Text] = Field(default_factory=list, description="Components to switch off (tmem recall --without).")
+    speakers: list[Text] | None = Field(None, min_length=1, max_length=50, description=(
         "Only evidence from these speakers' turns (docs/api.md, 'Recall filters')."))
-    since: str | None = Field(None, max_length=64, description="Only turns from this ISO 8601 date or date-time on.")
-    until: str | None = Field(None, max_length=64, description="Only turns up to this ISO 8601 date (the whole day) or date-time.")
+    since: Text | None = Field(None, max_length=64, description="Only turns from this ISO 8601 date or date-time on.")
+    until: Text | None = Field(None, max_length=64, description="Only turns up to this ISO 8601 date (the whole day) or date-time.")
 
     def only(self) -> dict:
         return {"speakers": self.speakers, "since": self.since, "until": self.until}
 
 
 class RecallIn(Recalling):
-    query: str = Field(min_length=1, max_length=32768)
+    query: Text = Field(min_length=1, max_length=32768)
     k_scenes: int | None = Field(None, ge=0, le=MAX_K)
     k_items: int | None = Field(None, ge=0, le=MAX_K)
     k_recent: int | None = Field(None, ge=0, le=MAX_K)
@@ -80,11 +80,11 @@ class RecallIn(Recalling):
 
 
 class AskIn(Recalling):
-    question: str = Field(min_length=1, max_length=32768)
+    question: Text = Field(min_length=1, max_length=32768)
 
 
 class UpdateIn(Body):
-    text: str = Field(min_length=1, max_length=32768, description="The item's corrected text.")
+    text: Text = Field(min_length=1, max_length=32768, description="The item's corrected text.")
 
 
 MemoryId = Annotated[str, Path(description="The memory's id: 1-128 letters, digits, '-', '_', '.', ':'.")]
@@ -229,7 +229,7 @@ def create_app(service: Service, host: str = "127.0.0.1", max_body_bytes: int = 
     @app.exception_handler(errors.TmemError)
     async def tmem_error(request: Request, exc: errors.TmemError):
         status, generic = next((code, text) for cls, code, text in STATUS if isinstance(exc, cls))
-        first = (str(exc).splitlines() or [""])[0]
+        first = (errors.public(exc).splitlines() or [""])[0]
         message = generic or first or type(exc).__name__
         if status >= 500:
             log.warning("%s %s: %s", request.method, request.url.path, first)

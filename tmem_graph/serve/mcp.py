@@ -13,20 +13,20 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import TmemError
+from ..errors import TmemError, public
 from .access import CALLER, Scope
-from .bodies import TurnIn, problem
+from .bodies import Id, Text, TurnIn, problem
 from ..objects import MAX_LIMIT
 from .service import LIST_DEFAULT, LIST_MAX, MCP_MAX_K, MCP_MAX_TOKENS, OBJECTS_DEFAULT, Budgets, Service
 
 MemoryId = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$",
                                 description="The memory's id (letters, digits, - _ . :), e.g. the user's or the conversation's.")]
 K = Annotated[int, Field(ge=0, le=MCP_MAX_K)]
-Speakers = Annotated[list[str] | None, Field(min_length=1, max_length=50, description=(
+Speakers = Annotated[list[Text] | None, Field(min_length=1, max_length=50, description=(
     "Only evidence from these speakers' turns."))]
-Moment = Annotated[str | None, Field(max_length=64, description=(
+Moment = Annotated[Text | None, Field(max_length=64, description=(
     "An ISO 8601 date or date-time bounding the turns handed over (since: from it on; until: up to it, "
     "a date meaning the whole day)."))]
 
@@ -46,7 +46,7 @@ def _tool_errors(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except TmemError as exc:
-            raise ToolError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+            raise ToolError(public(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     return wrapper
 
 
@@ -56,22 +56,35 @@ def one_line(tool: str, exc: ValidationError) -> str:
     return f"{tool}: " + "; ".join(problem(e) for e in exc.errors())
 
 
+def strict(arguments: type[BaseModel]) -> type[BaseModel]:
+    """A tool's argument model that coerces nothing: "2", true or 2.0 are not an integer, a JSON
+    text is not the list it spells (the SDK's own model takes all three)."""
+    return type(arguments.__name__, (arguments,), {"model_config": ConfigDict(strict=True)})
+
+
 class _Server(MCPServer):
     """The SDK's server, with arguments checked as a memory service should: an argument the tool
-    does not take is refused (the SDK ignores it), and a schema error is one line naming the
-    field (the SDK passes pydantic's multi-line text with a URL)."""
+    does not take is refused (the SDK ignores it), a value of another type than declared is
+    refused (the SDK coerces it), and a schema error is one line naming the field (the SDK
+    passes pydantic's multi-line text with a URL)."""
 
     _parameters: dict[str, set[str]] | None = None
+    _strict: dict[str, type[BaseModel]] | None = None
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
         if self._parameters is None:
             self._parameters = {t.name: set(t.input_schema.get("properties", {})) for t in await self.list_tools()}
+            self._strict = {t.name: strict(t.fn_metadata.arg_model) for t in self._tool_manager.list_tools()}
         allowed = self._parameters.get(name)
         if allowed is not None:
             unknown = sorted(set(arguments) - allowed)
             if unknown:
                 raise ToolError(f"{name}: unknown argument{'s' if len(unknown) > 1 else ''} "
                                 f"{', '.join(map(repr, unknown))}; it takes {', '.join(sorted(allowed)) or 'none'}")
+            try:
+                self._strict[name].model_validate(arguments)
+            except ValidationError as exc:
+                raise ToolError(one_line(name, exc)) from exc
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -106,8 +119,8 @@ def build_mcp(service: Service) -> MCPServer:
         "scene, recent) and 'score'. Budgets are capped at 20 to keep the answer small."))
     @_tool_errors
     def search_memory(ctx: Context, memory_id: MemoryId,
-                      query: Annotated[str, Field(min_length=1, max_length=4000, description="The user's message or a question.")],
-                      speaker: Annotated[str | None, Field(description="Only this speaker's persona.")] = None,
+                      query: Annotated[Text, Field(min_length=1, max_length=4000, description="The user's message or a question.")],
+                      speaker: Annotated[Text | None, Field(description="Only this speaker's persona.")] = None,
                       k_scenes: Annotated[K, Field(description="Scenes to return.")] = 5,
                       k_items: Annotated[K, Field(description="Items to return.")] = 10,
                       k_recent: Annotated[K, Field(description="Recent (unbuilt) turns to return.")] = 6,
@@ -129,7 +142,7 @@ def build_mcp(service: Service) -> MCPServer:
         "rests on, and the evidence it used."))
     @_tool_errors
     def ask_memory(ctx: Context, memory_id: MemoryId,
-                   question: Annotated[str, Field(min_length=1, max_length=4000)],
+                   question: Annotated[Text, Field(min_length=1, max_length=4000)],
                    speakers: Speakers = None, since: Moment = None, until: Moment = None) -> dict[str, Any]:
         answer = service.ask(caller(ctx), memory_id, question,
                              only={"speakers": speakers, "since": since, "until": until})
@@ -141,7 +154,7 @@ def build_mcp(service: Service) -> MCPServer:
         f"a page at a time (`limit`, default {LIST_DEFAULT}); pass the answer's `next` as `after` for the next page."))
     @_tool_errors
     def list_memories(ctx: Context, limit: Annotated[int, Field(ge=1, le=LIST_MAX)] = LIST_DEFAULT,
-                      after: Annotated[str | None, Field(max_length=128)] = None) -> dict[str, Any]:
+                      after: Annotated[Text | None, Field(max_length=128)] = None) -> dict[str, Any]:
         return service.list_memories(caller(ctx), after, limit)
 
     @server.tool(name="list_objects", annotations=read_only, description=(
@@ -151,7 +164,7 @@ def build_mcp(service: Service) -> MCPServer:
     @_tool_errors
     def list_objects(ctx: Context, memory_id: MemoryId, kind: Literal["turns", "scenes", "items"],
                      limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = OBJECTS_DEFAULT,
-                     after: Annotated[str | None, Field(max_length=512)] = None) -> dict[str, Any]:
+                     after: Annotated[Text | None, Field(max_length=512)] = None) -> dict[str, Any]:
         return service.list_objects(caller(ctx), memory_id, kind, after, limit)
 
     @server.tool(name="get_object", annotations=read_only, description=(
@@ -159,7 +172,7 @@ def build_mcp(service: Service) -> MCPServer:
         "sources (an item's scenes and turns, a scene's turns) and its neighbours."))
     @_tool_errors
     def get_object(ctx: Context, memory_id: MemoryId, kind: Literal["turn", "scene", "item"],
-                   id: Annotated[str, Field(min_length=1, max_length=256)]) -> dict[str, Any]:
+                   id: Annotated[Id, Field(min_length=1, max_length=256)]) -> dict[str, Any]:
         return service.get_object(caller(ctx), memory_id, kind, id)
 
     @server.tool(name="get_history", annotations=read_only, description=(
@@ -167,7 +180,7 @@ def build_mcp(service: Service) -> MCPServer:
         "turns) and every edit of it since (deleted, corrected: when, by whom, before and after)."))
     @_tool_errors
     def get_history(ctx: Context, memory_id: MemoryId, kind: Literal["turn", "scene", "item"],
-                    id: Annotated[str, Field(min_length=1, max_length=256)]) -> dict[str, Any]:
+                    id: Annotated[Id, Field(min_length=1, max_length=256)]) -> dict[str, Any]:
         return service.history(caller(ctx), memory_id, kind, id)
 
     @server.tool(name="delete_object", annotations=ToolAnnotations(destructive_hint=True), description=(
@@ -176,7 +189,7 @@ def build_mcp(service: Service) -> MCPServer:
         "what else rested on it is marked stale. The history keeps what was deleted."))
     @_tool_errors
     def delete_object(ctx: Context, memory_id: MemoryId, kind: Literal["turn", "item"],
-                      id: Annotated[str, Field(min_length=1, max_length=256)]) -> dict[str, Any]:
+                      id: Annotated[Id, Field(min_length=1, max_length=256)]) -> dict[str, Any]:
         return service.delete_object(caller(ctx), memory_id, kind, id)
 
     @server.tool(name="update_object", annotations=ToolAnnotations(destructive_hint=True), description=(
@@ -184,8 +197,8 @@ def build_mcp(service: Service) -> MCPServer:
         "server's LLM, or, without one, kept and the item marked stale until the next build."))
     @_tool_errors
     def update_object(ctx: Context, memory_id: MemoryId, kind: Literal["item"],
-                      id: Annotated[str, Field(min_length=1, max_length=256)],
-                      text: Annotated[str, Field(min_length=1, max_length=32768)]) -> dict[str, Any]:
+                      id: Annotated[Id, Field(min_length=1, max_length=256)],
+                      text: Annotated[Text, Field(min_length=1, max_length=32768)]) -> dict[str, Any]:
         return service.update_object(caller(ctx), memory_id, kind, id, text)
 
     @server.tool(name="get_memory_stats", annotations=read_only, description=(
@@ -200,7 +213,7 @@ def build_mcp(service: Service) -> MCPServer:
         "memory's id again as 'confirm'."))
     @_tool_errors
     def delete_memory(ctx: Context, memory_id: MemoryId,
-                      confirm: Annotated[str, Field(description="The memory's id again, to confirm.")]) -> dict[str, Any]:
+                      confirm: Annotated[Text, Field(description="The memory's id again, to confirm.")]) -> dict[str, Any]:
         if confirm != memory_id:
             raise ToolError(f"not deleted: 'confirm' must repeat the memory id {memory_id!r}")
         return service.delete(caller(ctx), memory_id)

@@ -25,6 +25,7 @@ from ..errors import ConfigError, Forbidden, MemoryExists, MemoryNotFound, Servi
 from ..format import check_memory_id
 from ..llm.factory import open_llm
 from ..store import Store
+from ..store.lease import what_of
 from .access import Access, Scope
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ class Service:
         self._llm = None
         self._llm_lock = threading.Lock()
         self._stop = threading.Event()
+        self._wake = threading.Event()   # set to end the worker's pause early (a stop, the database back)
         self._llm_calls = threading.BoundedSemaphore(LLM_CALLS)
         self._recalled: dict[str, dict] = {}   # memory id -> its header, read at the version a recall read
         self.worker_state = "off" if not worker else "starting"
@@ -94,6 +96,7 @@ class Service:
         is left to end with the process (its lease is taken over at once on this host; it
         wrote nothing unless it committed)."""
         self._stop.set()
+        self._wake.set()
         if self._worker is not None and self._worker.is_alive():
             self._worker.join(timeout=30)
             if self._worker.is_alive():
@@ -105,6 +108,8 @@ class Service:
         """Whether the database answers now (not cached), and the worker's state."""
         try:
             self.store.ping()
+            if self.worker_state == "retrying after an error":
+                self._wake.set()   # the database answers again: the worker need not sleep out its pause
             return {"ok": True, "worker": self.worker_state}
         except TmemError as exc:
             log.warning("health: %s", exc)
@@ -131,25 +136,27 @@ class Service:
     def _work(self, flush_after_s: float | None, poll_s: float) -> None:
         """The background builder of the memories this server may see: it looks for work
         every `poll_s` (a cheap query) and opens the LLM only when there is some. Failures
-        are logged (once each in a row) and retried with a growing pause, up to a minute;
-        only a missing LLM configuration stops it (`worker_state` says so in /health)."""
+        are logged (once each in a row) and retried with a growing pause, up to a minute (cut
+        short when `health` finds the database answering); a pass without an error sets the
+        state back to running and the pause to `poll_s`. Only a missing LLM configuration stops it (`worker_state` says so in /health)."""
         worker: BuildWorker | None = None
         pause, last = poll_s, None
         self.worker_state = "running"
         while not self._stop.is_set():
             try:
                 due = [r for r in due_memories(self.store, flush_after_s) if self.access.allows(r["memory_id"])]
+                built = []
                 if due:
                     worker = worker or BuildWorker(self.store, self.llm, self.encoder, flush_after_s,
                                                    allow=self.access.allows)
-                    done = worker.run_once()
-                    for report in done.built:
+                    built = worker.run_once().built
+                    for report in built:
                         log.info("built %s: +%d scenes, %d turns pending", report.memory_id, report.new_scenes,
                                  report.pending_turns)
                         self._preload(report.memory_id)
-                    pause, last, self.worker_state = poll_s, None, "running"
-                    if done.built:
-                        continue
+                pause, last, self.worker_state = poll_s, None, "running"   # a pass without an error
+                if built:
+                    continue
             except ConfigError as exc:  # no LLM configured: the service serves, nothing is built
                 log.error("the build worker stops: %s", exc)
                 self.worker_state = f"stopped: {exc}"
@@ -159,7 +166,8 @@ class Service:
                     log.warning("the build worker: %s", exc, exc_info=not isinstance(exc, TmemError))
                 last, self.worker_state = str(exc), "retrying after an error"
                 pause = min(60.0, pause * 2)
-            self._stop.wait(pause)
+            self._wake.wait(pause)
+            self._wake.clear()
 
     def _preload(self, memory_id: str) -> None:
         """Load a memory just built into the recall cache, so that its next recall does not pay
@@ -216,15 +224,31 @@ class Service:
             return memory.update(kind, object_id, text, by=self._by(caller), llm=self.llm)
 
     def history(self, caller: Scope, memory_id: str, kind: str, object_id: str) -> dict:
-        return self.memory(caller, memory_id).history(kind, object_id)
+        """The object's history, each edit's `by` as `caller` may see it (`_shown`)."""
+        found = self.memory(caller, memory_id).history(kind, object_id)
+        for change in found["changes"]:
+            change["by"] = self._shown(caller, change["by"])
+        return found
 
     @staticmethod
     def _by(caller: Scope) -> str:
         """Who asked, for an edit's history: the caller's token name (never its secret)."""
         return f"token:{caller.name}" if caller.name else "service"
 
+    @classmethod
+    def _shown(cls, caller: Scope, by: str | None) -> str | None:
+        """An edit's `by` as `caller` sees it: its own token's edits by name, another token's as
+        `another token`, a command-line user's as `cli` (no login); `service`, `build` as kept."""
+        if by == cls._by(caller) or not isinstance(by, str):
+            return by
+        if by.startswith("token:"):
+            return "another token"
+        return "cli" if by.startswith("cli:") else by
+
     def stats(self, caller: Scope, memory_id: str) -> dict:
-        return self.memory(caller, memory_id).stats()
+        """The memory's stats; the writer holding it by what it does (no process id or host)."""
+        found = self.memory(caller, memory_id).stats()
+        return {**found, "writer": found["writer"] and what_of(found["writer"])}
 
     def add(self, caller: Scope, memory_id: str, turns: list) -> dict:
         report = self.memory(caller, memory_id, must_exist=False, write=True).add(turns)

@@ -60,6 +60,12 @@ def _alive(pid) -> bool:
     return True
 
 
+def what_of(holder: str) -> str:
+    """What a lease's holder does (`build`, `import`, ...), without its process id and host: what
+    a service tells its callers of another writer."""
+    return holder.split(" (pid ", 1)[0]
+
+
 def holder_gone(host, pid) -> bool:
     """Whether a lease's holder is a process of this host that no longer runs."""
     return host == socket.gethostname() and not _alive(pid)
@@ -98,9 +104,10 @@ class WriteLease:
                     break
                 continue
             if time.monotonic() >= deadline:
-                raise LeaseHeld(f"memory {self.memory_id!r} is being written by {row['holder']} since "
-                                f"{_when(row['since'])} (its lease runs to {_when(row['expires_at'])} unless "
-                                "renewed); try again when that writer has finished")
+                tail = (f" since {_when(row['since'])} (its lease runs to {_when(row['expires_at'])} unless "
+                        "renewed); try again when that writer has finished")
+                raise LeaseHeld(f"memory {self.memory_id!r} is being written by {row['holder']}{tail}",
+                                public=f"memory {self.memory_id!r} is being written by {what_of(row['holder'])}{tail}")
             time.sleep(self.poll_s)
         self._renewer = threading.Thread(target=self._renew, name="tmem-lease", daemon=True)
         self._renewer.start()
