@@ -24,10 +24,6 @@ RECENT_HEADING = "## Recent conversation (not yet organised into scenes)"
 LANE_HEADING = "## Other turns that match"
 CUE_HEADING = "## Earlier moments that may bear on this"
 LISTED = {"cue": CUE_HEADING, "turns": LANE_HEADING}  # a packed scene's lane -> its turns' own heading
-# the lanes whose turns are listed in the recall's order, each with its day (`pointer_line`): a
-# reader uses a pointer at the head of the list far more often than one in the middle; the
-# others' turns are grouped by day, in time order (`listed_lines`)
-RANKED = ("cue",)
 ASSOCIATIVE = ("associative", "cue")   # reached by the triggers: the lanes fusion's lane, the associative pass
 
 
@@ -96,11 +92,6 @@ def lane_line(turn: dict) -> str:
     return f"  {turn['speaker']}: {turn['text']}"
 
 
-def pointer_line(turn: dict, scene: RecalledScene) -> str:
-    """A turn of a lane listed in the recall's order (`RANKED`), with its day."""
-    return f"  [{listed_day(turn, scene)}] {turn['speaker']}: {turn['text']}"
-
-
 def listed_lines(listed: list[tuple[dict, RecalledScene]]) -> list[str]:
     """Turns listed on their own, as (turn, its scene): grouped under one line per day, the days
     in time order (a stamp that does not parse after those that do), each day's turns in the
@@ -142,7 +133,7 @@ def format_evidence(recall: Recall, speakers: list[str]) -> str:
         listed = [(t, s) for s in recall.scenes if lane_only(s) and s.lane == lane for t in s.turns]
         if listed:
             lines.append(heading)
-            lines += [pointer_line(t, s) for t, s in listed] if lane in RANKED else listed_lines(listed)
+            lines += listed_lines(listed)
     if recall.items:
         lines.append(ITEMS_HEADING)
         lines += [item_line(n, item) for n, item in enumerate(recall.items, 1)]
