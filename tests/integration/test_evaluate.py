@@ -106,8 +106,15 @@ def test_locomo_plus_cue_recall_on_stitched_probes(conv):
         # the evaluation reports the evidence the product hands over with the same settings
         recall = conv["memory"].recall(probe.query, speaker=probe.query_speaker, settings=ctx.evidence_settings)
         assert row["handed"]["full"] == bool(cue & ctx.evidence_turns(recall))
+        # where the cue stands: the first cue turn's words, over the evidence the reader gets
+        block = conv["memory"].evidence(recall)
+        found = [block.index(t.text) for t in probe.cue if t.text in block]
+        assert row["position"]["full"] == (min(found) / len(block) if found else None), probe.index
+        assert row["position"]["dense"] is None or row["handed"]["dense"]
     handed = result["summary"]["full"]["cue handed"]
     assert handed == sum(r["handed"]["full"] for r in result["probes"]) / 3
+    assert result["summary"]["full"]["cue first quarter"] == sum(
+        r["position"]["full"] is not None and r["position"]["full"] < 0.25 for r in result["probes"]) / 3
 
 
 def test_cli_writes_the_reports(conv, tmp_path):

@@ -344,7 +344,8 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
               f"fusion {result['fusion']}: "
               "cascade = first recalled scene holding a cue turn; "
               "baselines = first cue turn among all turns; cue handed = a cue turn in the evidence handed "
-              "over, the baselines cut at the full cascade's evidence tokens of each probe")
+              "over, the baselines cut at the full cascade's evidence tokens of each probe; cue first quarter = "
+              "a cue turn's words in the first quarter of that evidence (by characters)")
     table = report.markdown_plus(result["summary"])
     if len(names) > 1:
         table += "\n\n" + report.markdown_per_sample(per_base, "S@5", Counter(r["base"] for r in rows))

@@ -166,17 +166,20 @@ def evaluate_locomo_plus(ctx: Context, probes: list[Probe], systems=EVAL_SETS, b
     per relation type; baselines: the rank of the first cue turn among all turns. And at the
     same tokens (`handed`): whether a cue turn is in the evidence handed over (a scene's turns
     or an item's source turns, as `Context.evidence_turns` credits them), the baselines cut at
-    the full cascade's evidence tokens for that probe (`tokens`), as `evaluate_locomo` cuts them."""
+    the full cascade's evidence tokens for that probe (`tokens`), as `evaluate_locomo` cuts them;
+    and where in that evidence the cue stands (`position`, `cue_position`)."""
     rows = []
     for p in probes:
         cue = {t.id for t in p.cue}
-        row = {"index": p.index, "relation": p.relation, "systems": {}, "handed": {}, "tokens": None}
+        texts = [t.text for t in p.cue]
+        row = {"index": p.index, "relation": p.relation, "systems": {}, "handed": {}, "position": {}, "tokens": None}
         for name, without in systems:
             recall = ctx.memory.recall(p.query, speaker=p.query_speaker, without=without,
                                        settings=ctx.evidence_settings)
             ranks = [n for n, s in enumerate(recall.scenes, 1) if cue & {t["id"] for t in s.turns}]
             row["systems"][name] = ranks[0] if ranks else None
             row["handed"][name] = bool(cue & ctx.evidence_turns(recall))
+            row["position"][name] = cue_position(format_evidence(recall, ctx.speakers), texts)
             if row["tokens"] is None:
                 row["tokens"] = ctx.count(format_evidence(dataclasses.replace(recall, persona=[]), ctx.speakers))
         if baselines and ctx.flat is not None:
@@ -185,13 +188,25 @@ def evaluate_locomo_plus(ctx: Context, probes: list[Probe], systems=EVAL_SETS, b
                 row["systems"][name] = ranks[0] if ranks else None
                 chosen = cut_at_budget(ranking, lambda t: ctx.count(ctx.turn_text[t]), row["tokens"] or 0)
                 row["handed"][name] = bool(cue & set(chosen))
+                row["position"][name] = cue_position("\n".join(ctx.turn_text[t] for t in chosen), texts)
         rows.append(row)
     return {"probes": rows, "summary": summarise_plus(rows)}
 
 
+def cue_position(evidence: str, texts: list[str]) -> float | None:
+    """Where the cue stands in an evidence block: the offset of the earliest of the cue turns'
+    texts over the block's length (0: its first line); None when no cue turn is in it in its own
+    words. A reader uses a cue at the head of its evidence far more often than one in the middle
+    (docs/evaluation.md)."""
+    found = [evidence.find(text) for text in texts if text]
+    found = [at for at in found if at >= 0]
+    return min(found) / len(evidence) if found else None
+
+
 def summarise_plus(rows: list[dict]) -> dict:
-    """S@1, S@5 and S@5 per relation type for every system, and `cue handed`: the share of
-    probes whose evidence, at the full cascade's tokens, holds a cue turn."""
+    """S@1, S@5 and S@5 per relation type for every system, `cue handed`: the share of probes
+    whose evidence, at the full cascade's tokens, holds a cue turn, and `cue first quarter`:
+    the share whose evidence holds one in its first quarter (by characters)."""
     summary = {}
     for name in rows[0]["systems"] if rows else []:
         ranks = [r["systems"][name] for r in rows]
@@ -199,8 +214,14 @@ def summarise_plus(rows: list[dict]) -> dict:
         summary[name] = {"S@1": _share(ranks, 1), "S@5": _share(ranks, 5),
                          **{f"S@5 {rel}": _share([r["systems"][name] for r in rows if r["relation"] == rel], 5)
                             for rel in ("causal", "state", "goal", "value")},
-                         "cue handed": sum(handed) / len(handed) if handed else None}
+                         "cue handed": sum(handed) / len(handed) if handed else None,
+                         "cue first quarter": _quarter([r["position"].get(name) for r in rows
+                                                        if name in r.get("position", {})])}
     return summary
+
+
+def _quarter(positions: list) -> float | None:
+    return sum(1 for at in positions if at is not None and at < 0.25) / len(positions) if positions else None
 
 
 def _share(ranks: list, k: int) -> float | None:

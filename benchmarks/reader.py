@@ -1,0 +1,205 @@
+"""A blind strong-reader check of the evidence (docs/evaluation.md, "Judged by a reader"): the
+same LoCoMo-Plus probes answered from the evidence of several systems at equal tokens, by a
+reader that cannot tell the systems apart, then judged blind for awareness of the cue.
+
+    python -m benchmarks.reader write --memory conv42-strong --base conv-42 --out eval-out/reader/conv42
+    python -m benchmarks.reader write --memory conv-30-strong \\
+        --probes ../shared/data/strong-triggers/conv-30-probes.json --out eval-out/reader/conv30s
+    #   a strong model answers DIR/blind/answer.jsonl into DIR/blind/replies.jsonl (DIR/blind/README.md)
+    python -m benchmarks.reader judge-files --out eval-out/reader/conv42
+    #   each judge reads DIR/judge/judge.jsonl and writes DIR/judge/verdicts-<name>.jsonl (DIR/judge/README.md)
+    python -m benchmarks.reader report eval-out/reader/conv42 eval-out/reader/conv30s
+
+`write` builds, for every probe, the evidence each system hands over: `tmem` the answer
+evidence (`Memory.evidence` of the recall `ask` makes), `dense` and `hybrid` the turns of flat
+retrieval in rank order, cut at the `tmem` evidence's tokens (its persona aside, as `tmem eval`
+cuts them) and written as dated turn lines under the same opening line. The blocks get random
+ids and are shuffled together; which system made which stays in DIR/key.json, which neither
+the reader nor the judges are shown. `report` gives per system the aware rate (each judge's,
+and the mean), the judges' agreement, paired wins and losses against `tmem`, and the aware
+rate by where the cue stands in the evidence (`runner.cue_position`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import random
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tmem_graph import api  # noqa: E402
+from tmem_graph.config import Settings  # noqa: E402
+from tmem_graph.evaluate import data as ev, runner  # noqa: E402
+from tmem_graph.evaluate.flat import cut_at_budget  # noqa: E402
+from tmem_graph.retrieve.evidence import day, format_evidence, opening  # noqa: E402
+from tmem_graph.store import Store  # noqa: E402
+
+SYSTEMS = ("tmem", "dense", "hybrid")
+READER = """# Answer each message from its memory evidence
+
+Each line of answer.jsonl is one message a user sends to an assistant that keeps a long-term
+memory of earlier conversations: `speaker` (the user), `message`, and `evidence` (what the
+memory handed over for this message). Reply as that assistant would, in one to three sentences,
+to the user. Use the evidence where it bears on the message; do not mention "the evidence".
+Read each line on its own: lines share no context, and the same message may appear several
+times with different evidence. Write replies.jsonl: one JSON object per line, {"id": ..., "reply": ...},
+one for every id.
+"""
+JUDGE = """# Judge each reply for awareness of an earlier conversation
+
+Each line of judge.jsonl holds a user's `message`, an earlier exchange of that user (`cue`)
+that the message is implicitly tied to, and an assistant's `reply`. Decide whether the reply
+shows awareness of the cue: it refers to, or clearly builds on, what the earlier exchange said
+(not merely the message's own words or general advice). Write verdicts-<your name>.jsonl: one
+JSON object per line, {"id": ..., "aware": true or false}, one for every id.
+"""
+
+
+def turn_line(turn: ev.InputTurn | None, text: str) -> str:
+    """A flat system's turn as the reader sees it: its day, the speaker and the words."""
+    when = day(turn.time) if turn is not None else None
+    return f"  [{when}] {text}" if when else f"  {text}"
+
+
+def write(args) -> None:
+    store = Store(Settings.from_env())
+    memory = api.Memory(args.memory, store=store)
+    ctx = runner.Context.of(memory, memory.encoder.count_tokens)
+    turns = {t.id: t for t in memory.document().turns}
+    if args.probes:
+        probes = ev.probes_from_file(args.probes, args.memory, ev.scene_turns(memory.document()))
+    else:
+        probes = ev.base_probes(ev.load(ev.data_dir() / "locomo_plus_dev.json"),
+                                ev.load(ev.data_dir() / "locomo10.json"), args.base)
+    probes = probes[:args.limit]
+    settings = dataclasses.replace(memory.settings.retrieval.for_answer(), budget_tokens=args.budget)
+    rng = random.Random(args.seed)
+    blocks, key = [], {}
+    for p in probes:
+        recall = memory.recall(p.query, speaker=p.query_speaker, settings=settings)
+        tokens = ctx.count(format_evidence(dataclasses.replace(recall, persona=[]), ctx.speakers))
+        evidence = {"tmem": memory.evidence(recall)}
+        for name, ranking in ctx.flat.rankings(p.query).items():
+            if name in args.systems:
+                chosen = cut_at_budget(ranking, lambda t: ctx.count(ctx.turn_text[t]), tokens)
+                evidence[name] = "\n".join([opening(ctx.speakers)] + [turn_line(turns.get(t), ctx.turn_text[t])
+                                                                       for t in chosen])
+        for name, text in evidence.items():
+            block_id = f"{rng.getrandbits(40):010x}"
+            blocks.append({"id": block_id, "speaker": p.query_speaker, "message": p.query, "evidence": text})
+            key[block_id] = {"probe": p.index, "relation": p.relation, "system": name,
+                             "position": runner.cue_position(text, [t.text for t in p.cue]),
+                             "cue": "\n".join(f"{t.speaker}: {t.text}" for t in p.cue)}
+    rng.shuffle(blocks)
+    blind = args.out / "blind"
+    blind.mkdir(parents=True, exist_ok=True)
+    (blind / "README.md").write_text(READER)
+    with (blind / "answer.jsonl").open("w") as out:
+        for b in blocks:
+            out.write(json.dumps(b, ensure_ascii=False) + "\n")
+    (args.out / "key.json").write_text(json.dumps({"memory": args.memory, "budget": args.budget, "blocks": key},
+                                                  indent=1, ensure_ascii=False))
+    print(f"{len(blocks)} blocks ({len(probes)} probes × {len(blocks) // max(len(probes), 1)} systems) in {blind}")
+
+
+def read_jsonl(path: Path, field: str) -> dict[str, object]:
+    """{id: row[field]} of a JSON-lines file; a line that is not an object with both fails
+    with its place."""
+    out = {}
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if not isinstance(row, dict) or "id" not in row or field not in row:
+            raise SystemExit(f"{path}:{n}: expected an object with 'id' and '{field}'")
+        out[row["id"]] = row[field]
+    return out
+
+
+def judge_files(args) -> None:
+    key = json.loads((args.out / "key.json").read_text())["blocks"]
+    replies = read_jsonl(args.out / "blind" / "replies.jsonl", "reply")
+    missing = sorted(set(key) - set(replies))
+    if missing:
+        raise SystemExit(f"{len(missing)} blocks have no reply (first: {missing[0]})")
+    messages = read_jsonl(args.out / "blind" / "answer.jsonl", "message")
+    judge = args.out / "judge"
+    judge.mkdir(exist_ok=True)
+    (judge / "README.md").write_text(JUDGE)
+    ids = sorted(key, key=lambda i: random.Random(i).random())   # another order than the reader's
+    with (judge / "judge.jsonl").open("w") as out:
+        for i in ids:
+            out.write(json.dumps({"id": i, "message": messages[i], "cue": key[i]["cue"], "reply": replies[i]},
+                                 ensure_ascii=False) + "\n")
+    print(f"{len(ids)} replies to judge in {judge}")
+
+
+def report(args) -> None:
+    rows = []   # one per block: its key entry and each judge's verdict
+    judges: set[str] = set()
+    for where in args.dirs:
+        key = json.loads((where / "key.json").read_text())
+        verdicts = {path.stem.removeprefix("verdicts-"): read_jsonl(path, "aware")
+                    for path in sorted((where / "judge").glob("verdicts-*.jsonl"))}
+        judges |= set(verdicts)
+        for block_id, entry in key["blocks"].items():
+            rows.append({**entry, "memory": key["memory"], "votes": {j: bool(v[block_id]) for j, v in verdicts.items()
+                                                                    if block_id in v}})
+    names = sorted(judges)
+    both = [r for r in rows if len(r["votes"]) == len(names)]
+    agree = sum(len(set(r["votes"].values())) == 1 for r in both) / len(both) if both else None
+    aware = {id(r): statistics.mean(r["votes"].values()) for r in both}
+    print(f"{len(rows)} blocks, {len(both)} judged by all of {', '.join(names)}; judges agree on "
+          + (f"{agree:.3f}" if agree is not None else "-"))
+    print("\n| system | n | " + " | ".join(f"aware ({j})" for j in names) + " | aware (mean) |")
+    print("|---" * (len(names) + 3) + "|")
+    systems = [s for s in SYSTEMS if any(r["system"] == s for r in both)]
+    for s in systems:
+        mine = [r for r in both if r["system"] == s]
+        cells = [f"{statistics.mean(r['votes'][j] for r in mine):.3f}" for j in names]
+        print(f"| {s} | {len(mine)} | " + " | ".join(cells) + f" | {statistics.mean(aware[id(r)] for r in mine):.3f} |")
+    pairs = {(r["memory"], r["probe"], r["system"]): aware[id(r)] for r in both}
+    for s in systems[1:]:
+        common = [(m, p) for (m, p, x) in pairs if x == "tmem" and (m, p, s) in pairs]
+        wins = sum(pairs[(m, p, "tmem")] > pairs[(m, p, s)] for m, p in common)
+        losses = sum(pairs[(m, p, "tmem")] < pairs[(m, p, s)] for m, p in common)
+        print(f"\ntmem against {s}, paired by probe ({len(common)}): better on {wins}, worse on {losses}")
+    print("\nAware rate by where the cue stands in the evidence (mean of the judges):\n")
+    print("| system | first quarter | second | third | last | not in it |")
+    print("|---|---|---|---|---|---|")
+    for s in systems:
+        bins: dict[int, list[float]] = {n: [] for n in range(5)}
+        for r in (r for r in both if r["system"] == s):
+            bins[4 if r["position"] is None else min(3, int(r["position"] * 4))].append(aware[id(r)])
+        print(f"| {s} | " + " | ".join(f"{statistics.mean(v):.2f} ({len(v)})" if v else "-" for v in bins.values()) + " |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    modes = ap.add_subparsers(dest="mode", required=True)
+    w = modes.add_parser("write", help="the blind evidence blocks of a memory's probes, and their key")
+    where = w.add_mutually_exclusive_group(required=True)
+    where.add_argument("--base", help="the LoCoMo conversation whose dev probes are stitched in")
+    where.add_argument("--probes", type=Path, help="a probe file naming each probe's cue scene (imported memories)")
+    w.add_argument("--memory", required=True)
+    w.add_argument("--limit", type=int, help="only the first N probes")
+    w.add_argument("--budget", type=int, default=2000, help="the evidence tokens (default: the answer evidence's)")
+    w.add_argument("--seed", type=int, default=7)
+    w.add_argument("--systems", nargs="+", default=list(SYSTEMS[1:]), choices=SYSTEMS[1:],
+                   help="the flat systems beside tmem (default: dense and hybrid)")
+    w.add_argument("--out", type=Path, required=True)
+    j = modes.add_parser("judge-files", help="the judges' blind files, from the reader's replies")
+    j.add_argument("--out", type=Path, required=True)
+    r = modes.add_parser("report", help="aware rates, agreement, paired wins, by cue position")
+    r.add_argument("dirs", type=Path, nargs="+")
+    args = ap.parse_args()
+    {"write": write, "judge-files": judge_files, "report": report}[args.mode](args)
+
+
+if __name__ == "__main__":
+    main()
