@@ -11,7 +11,9 @@ reader that cannot tell the systems apart, then judged blind for awareness of th
     python -m benchmarks.reader report eval-out/reader/conv42 eval-out/reader/conv30s
 
 `write` builds, for every probe, the evidence each system hands over: `tmem` the answer
-evidence (`Memory.evidence` of the recall `ask` makes), `dense` and `hybrid` the turns of flat
+evidence (`Memory.evidence` of the recall `ask` makes), `by-date` the same with its associative
+pointers grouped by day in time order (the layout before they were listed in the recall's
+order), `dense` and `hybrid` the turns of flat
 retrieval in rank order, cut at the `tmem` evidence's tokens (its persona aside, as `tmem eval`
 cuts them) and written as dated turn lines under the same opening line. The blocks get random
 ids and are shuffled together; which system made which stays in DIR/key.json, which neither
@@ -36,10 +38,11 @@ from tmem_graph import api  # noqa: E402
 from tmem_graph.config import Settings  # noqa: E402
 from tmem_graph.evaluate import data as ev, runner  # noqa: E402
 from tmem_graph.evaluate.flat import cut_at_budget  # noqa: E402
-from tmem_graph.retrieve.evidence import day, format_evidence, opening  # noqa: E402
+from tmem_graph.retrieve.evidence import (day, format_evidence, lane_only, listed_lines, opening,  # noqa: E402
+                                          pointer_line)
 from tmem_graph.store import Store  # noqa: E402
 
-SYSTEMS = ("tmem", "dense", "hybrid")
+SYSTEMS = ("tmem", "by-date", "dense", "hybrid")
 READER = """# Answer each message from its memory evidence
 
 Each line of answer.jsonl is one message a user sends to an assistant that keeps a long-term
@@ -66,6 +69,15 @@ def turn_line(turn: ev.InputTurn | None, text: str) -> str:
     return f"  [{when}] {text}" if when else f"  {text}"
 
 
+def by_date(evidence: str, recall) -> str:
+    """The answer evidence with its associative pointers grouped under one line per day, the
+    days in time order (the layout before they were listed in the recall's order): the same
+    pointers, another order."""
+    cue = [(t, s) for s in recall.scenes if lane_only(s) and s.lane == "cue" for t in s.turns]
+    ranked = "\n".join(pointer_line(t, s) for t, s in cue)
+    return evidence.replace(ranked, "\n".join(listed_lines(cue)), 1) if cue else evidence
+
+
 def write(args) -> None:
     store = Store(Settings.from_env())
     memory = api.Memory(args.memory, store=store)
@@ -84,6 +96,8 @@ def write(args) -> None:
         recall = memory.recall(p.query, speaker=p.query_speaker, settings=settings)
         tokens = ctx.count(format_evidence(dataclasses.replace(recall, persona=[]), ctx.speakers))
         evidence = {"tmem": memory.evidence(recall)}
+        if "by-date" in args.systems:
+            evidence["by-date"] = by_date(evidence["tmem"], recall)
         for name, ranking in ctx.flat.rankings(p.query).items():
             if name in args.systems:
                 chosen = cut_at_budget(ranking, lambda t: ctx.count(ctx.turn_text[t]), tokens)
@@ -190,8 +204,9 @@ def main() -> None:
     w.add_argument("--limit", type=int, help="only the first N probes")
     w.add_argument("--budget", type=int, default=2000, help="the evidence tokens (default: the answer evidence's)")
     w.add_argument("--seed", type=int, default=7)
-    w.add_argument("--systems", nargs="+", default=list(SYSTEMS[1:]), choices=SYSTEMS[1:],
-                   help="the flat systems beside tmem (default: dense and hybrid)")
+    w.add_argument("--systems", nargs="+", default=["dense", "hybrid"], choices=SYSTEMS[1:],
+                   help="the systems beside tmem (default: dense and hybrid; by-date: tmem's evidence with "
+                        "its pointers grouped by day in time order)")
     w.add_argument("--out", type=Path, required=True)
     j = modes.add_parser("judge-files", help="the judges' blind files, from the reader's replies")
     j.add_argument("--out", type=Path, required=True)

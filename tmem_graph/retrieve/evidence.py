@@ -24,9 +24,9 @@ RECENT_HEADING = "## Recent conversation (not yet organised into scenes)"
 LANE_HEADING = "## Other turns that match"
 CUE_HEADING = "## Earlier moments that may bear on this"
 LISTED = {"cue": CUE_HEADING, "turns": LANE_HEADING}  # a packed scene's lane -> its turns' own heading
-# the lanes whose days are listed in the recall's order (the day of its first pointer first, the
-# others after it as they come), not in time order: a reader uses a pointer at the head of the
-# list far more often than one in the middle (docs/evaluation.md)
+# the lanes whose turns are listed in the recall's order, each with its day (`pointer_line`), not
+# grouped by day in time order: a reader uses a pointer at the head of the list far more often
+# than one in the middle (docs/evaluation.md, "Where the cue stands")
 RANKED = ("cue",)
 ASSOCIATIVE = ("associative", "cue")   # reached by the triggers: the lanes fusion's lane, the associative pass
 
@@ -96,17 +96,22 @@ def lane_line(turn: dict) -> str:
     return f"  {turn['speaker']}: {turn['text']}"
 
 
-def listed_lines(listed: list[tuple[dict, RecalledScene]], ranked: bool = False) -> list[str]:
-    """Turns listed on their own, as (turn, its scene): grouped under one line per day, each
-    day's turns in the order given; the days in time order (a stamp that does not parse after
-    those that do), or with `ranked` in the order given (the day of the first turn first)."""
+def pointer_line(turn: dict, scene: RecalledScene) -> str:
+    """A turn of a lane listed in the recall's order (`RANKED`), its day first (four tokens more
+    than the turn alone, where a day's own line costs six)."""
+    return f"  {listed_day(turn, scene)} {turn['speaker']}: {turn['text']}"
+
+
+def listed_lines(listed: list[tuple[dict, RecalledScene]]) -> list[str]:
+    """Turns listed on their own, as (turn, its scene): grouped under one line per day, the days
+    in time order (a stamp that does not parse after those that do), each day's turns in the
+    order given."""
     groups: dict[str, list[str]] = {}
     order: dict[str, tuple] = {}
     for turn, scene in listed:
         when = listed_day(turn, scene)
         parsed = _parsed(turn.get("time") or scene.time)
-        order.setdefault(when, (len(order),) if ranked else
-                         (parsed is None, parsed.date().isoformat() if parsed else "", len(order)))
+        order.setdefault(when, (parsed is None, parsed.date().isoformat() if parsed else "", len(order)))
         groups.setdefault(when, []).append(lane_line(turn))
     return [line for when in sorted(groups, key=order.__getitem__) for line in [day_line(when)] + groups[when]]
 
@@ -138,7 +143,7 @@ def format_evidence(recall: Recall, speakers: list[str]) -> str:
         listed = [(t, s) for s in recall.scenes if lane_only(s) and s.lane == lane for t in s.turns]
         if listed:
             lines.append(heading)
-            lines += listed_lines(listed, ranked=lane in RANKED)
+            lines += [pointer_line(t, s) for t, s in listed] if lane in RANKED else listed_lines(listed)
     if recall.items:
         lines.append(ITEMS_HEADING)
         lines += [item_line(n, item) for n, item in enumerate(recall.items, 1)]

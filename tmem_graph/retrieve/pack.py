@@ -26,8 +26,8 @@ import functools
 import math
 from typing import Callable
 
-from .evidence import (ITEMS_HEADING, LISTED, RECENT_HEADING, SCENES_HEADING, day_line, item_line, lane_line,
-                       lane_only, listed_day, opening, recent_line, scene_header, turn_line)
+from .evidence import (ITEMS_HEADING, LISTED, RANKED, RECENT_HEADING, SCENES_HEADING, day_line, item_line, lane_line,
+                       lane_only, listed_day, opening, pointer_line, recent_line, scene_header, turn_line)
 from .results import LaneTurn, Recall, RecalledScene
 
 WINDOW = 1        # neighbours kept on each side of a chosen turn
@@ -101,9 +101,12 @@ class _Packer:
     def add(self, state: _Scene, group: list[int]) -> bool:
         """Given turns (positions) of a scene, under its header when its excerpt is not open yet."""
         scene = state.scene
-        if lane_only(scene):  # listed on their own under their lane's heading, grouped by day
+        if lane_only(scene):  # listed on their own under their lane's heading, in order or grouped by day
             heading, lines, days = LISTED[scene.lane], [], []
             for n in group:
+                if scene.lane in RANKED:
+                    lines.append(pointer_line(scene.turns[n], scene))
+                    continue
                 when = (LISTED[scene.lane], listed_day(scene.turns[n], scene))
                 if when not in self.headings and when not in days:   # the day's line, once per lane
                     days.append(when)
