@@ -150,7 +150,7 @@ ALLOWED = {
     "retrieve.results": {"triggers"},
     "retrieve.evidence": {"retrieve.results", "words"}, "retrieve.presets": {"retrieve.results", "triggers"},
     "retrieve.pack": {"retrieve.evidence", "retrieve.results"},
-    "retrieve.filters": {"config", "errors", "retrieve.results"},
+    "retrieve.filters": {"config", "errors", "textio", "retrieve.results"},
     "retrieve.select": {"config", "retrieve.fuse", "retrieve.results", "triggers"},
     "retrieve.cascade": {"config", "errors", "store", "triggers", "retrieve.lexical", "retrieve.results",
                          "retrieve.select"},
