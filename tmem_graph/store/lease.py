@@ -60,10 +60,11 @@ def _alive(pid) -> bool:
     return True
 
 
-def what_of(holder: str) -> str:
+def what_of(holder: str | None) -> str:
     """What a lease's holder does (`build`, `import`, ...), without its process id and host: what
-    a service tells its callers of another writer."""
-    return holder.split(" (pid ", 1)[0]
+    a service tells its callers of another writer ("another writer" when the lease was let go
+    as it was read)."""
+    return holder.split(" (pid ", 1)[0] if holder else "another writer"
 
 
 def holder_gone(host, pid) -> bool:
@@ -99,6 +100,8 @@ class WriteLease:
             row = self.store.run("lease/acquire", **who)[0]
             if row["acquired"]:
                 break
+            if row["token"] is None:   # released as it was read (a deleted node reads as nulls): ask again
+                continue
             if row["host"] == self.host and not _alive(row["pid"]):
                 if self.store.run("lease/take_over", stale=row["token"], **who)[0]["acquired"]:
                     break
