@@ -25,9 +25,11 @@ from .eval import eval_group
 @click.pass_context
 def main(ctx: click.Context, uri, user, password, database, verbose) -> None:
     """tmem: T-Mem long-term conversational memory on Neo4j."""
-    if verbose:
-        import logging
+    import logging
 
+    if not verbose:   # the driver's warnings (a transaction retried after a lost connection) would
+        logging.getLogger("neo4j").setLevel(logging.ERROR)   # print before the one-line error saying what happened
+    else:
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
         logger = logging.getLogger("tmem_graph")
