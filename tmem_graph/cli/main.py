@@ -20,7 +20,8 @@ from .eval import eval_group
 @click.option("--user", envvar="NEO4J_USER", help="Neo4j user (none for the local server).")
 @click.option("--password", envvar="NEO4J_PASSWORD", help="Neo4j password.")
 @click.option("--database", envvar="NEO4J_DATABASE", help="Neo4j database name.")
-@click.option("-v", "--verbose", is_flag=True, help="Log every LLM call (stage, time, tokens) and the database driver's warnings to stderr.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Log every LLM call (stage, time, tokens) and the database driver's warnings to stderr.")
 @click.version_option(package_name="tmem-graph")
 @click.pass_context
 def main(ctx: click.Context, uri, user, password, database, verbose) -> None:
