@@ -6,6 +6,8 @@ Every `TmemError` becomes a one-line message on stderr and exit status 1.
 
 from __future__ import annotations
 
+import logging
+
 import click
 
 from ..config import Settings
@@ -26,8 +28,6 @@ from .eval import eval_group
 @click.pass_context
 def main(ctx: click.Context, uri, user, password, database, verbose) -> None:
     """tmem: T-Mem long-term conversational memory on Neo4j."""
-    import logging
-
     if not verbose:   # the driver's warnings (a transaction retried after a lost connection) would
         logging.getLogger("neo4j").setLevel(logging.ERROR)   # print before the one-line error saying what happened
     else:
