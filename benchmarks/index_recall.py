@@ -73,8 +73,10 @@ def queries(store: Store, memory_id: str, n: int, seed: int) -> list[str]:
 def measure(store: Store, memory_id: str, n: int, factors: list[float], seed: int) -> None:
     header = store.memory(memory_id)
     encoder = get_encoder(header["encoder"])
-    vectors = encoder.encode(queries(store, memory_id, n, seed))
-    pid = header["pid"]
+    pid = header["pid"]   # the id its objects carry (a replaced memory's staged version)
+    vectors = encoder.encode(queries(store, pid, n, seed))
+    if not vectors:
+        raise SystemExit(f"{memory_id}: no item or turn text to draw queries from")
     print(f"\n{memory_id} ({header['encoder']}, {len(vectors)} queries)")
     print(f"{'ranking':26} {'held':>7} {'k':>5} " + " ".join(f"{'f=' + str(f):>16}" for f in factors) + f" {'exact ms':>9}")
     with store.session("READ") as s:
@@ -120,7 +122,7 @@ def measure_bm25(store: Store, memory_id: str, n: int, factors: list[float], see
     """recall@k of each BM25 ranking of `retrieve/rankings` against `lexical.Bm25` over every text."""
     header = store.memory(memory_id)
     pid = header["pid"]
-    texts = [" ".join(t.split()[:12]) for t in queries(store, memory_id, n, seed)]
+    texts = [" ".join(t.split()[:12]) for t in queries(store, pid, n, seed)]
     with store.session("READ") as s:
         row = s.run(TEXTS, memory_id=pid).single()
     exact = {kind: Bm25(((r[0], dict(zip(boosts, r[1:]))) for r in row[f"{kind}s"]), boosts)
