@@ -1,6 +1,7 @@
 """The answer set: its loading (every problem named), its LLM-free scores, and the turns an
 answer is said to rest on."""
 
+import dataclasses
 import json
 
 import pytest
@@ -150,11 +151,49 @@ def _focused_recall() -> Recall:
 def test_what_the_triggers_reached_are_the_candidates_to_keep_in_mind():
     from tmem_graph.retrieve.evidence import anticipated
 
+    # no lanes: the turns of the scene the Horizon triggers ranked first, after the bridged items
     assert anticipated(_focused_recall()) == [
         ("Ana avoids oysters.", ["a3"]), ("Ben likes bikes.", ["b3"]),
         ("Ana said: I booked the cooking class in Porto for June!", ["a1"]),
         ("Ana said: I will skip the oysters, my stomach never handles them.", ["a3"])]
     assert anticipated(Recall("m", "q", [], [], [], [])) == []
+    # with lanes: the associative scenes' turns in the recall's order, those of someone the
+    # question names first; the descriptive scene's turns are not candidates; at most `most`
+    recall = _focused_recall()
+    recall.items = []
+    market = RecalledScene("s0", "Market", None, 1.0, ["cue"], {"cue": 1}, [
+        {"id": "m1", "speaker": "Ben", "text": "Send me photos of the market.", "time": None}], lane="associative")
+    bikes = RecalledScene("s2", "Bikes", None, 1.0, ["dense"], {"dense": 1}, [
+        {"id": "b3", "speaker": "Ben", "text": "My bike gear fills the room.", "time": None}], lane="descriptive")
+    recall.scenes = [market, bikes, dataclasses.replace(recall.scenes[0], lane="cue")]
+    assert [ids for _, ids in anticipated(recall)] == [["a1"], ["a3"], ["m1"]]
+    recall.query = "Where should we eat with Ben?"
+    assert [ids for _, ids in anticipated(recall)] == [["m1"], ["a1"], ["a3"]]
+    assert [ids for _, ids in anticipated(recall, most=2)] == [["m1"], ["a1"]]
+
+
+def test_an_answer_naming_what_the_evidence_lacks_is_asked_again_then_cut(scripted_llm):
+    from tmem_graph.answering import answer, unsupported
+    from tmem_graph.llm.client import LLMClient, LLMSettings
+
+    evidence = "Bob: I signed up for the Lisbon half marathon. My left knee aches after ten kilometres."
+    assert unsupported("Bob runs the Lisbon half marathon, a 150 km race with Carol.", evidence) == ["150", "Carol"]
+    assert unsupported("Careful: Bob's knee aches after 10 km.", evidence) == ["10"]
+    assert unsupported("Lisbon it is. Bob should rest his knee.", evidence) == []
+    llm = LLMClient(LLMSettings(base_url=scripted_llm.url, model="scripted"))
+    question = "Should Bob run a marathon?"
+    scripted_llm.expect("Question: Should Bob run", "It is a 150 km race. Bob should rest his knee first.")
+    scripted_llm.expect("Use only names and numbers that appear in the memories.",
+                        "Bob should rest his knee first. Ask Carol.")
+    assert answer(llm, evidence, question, "focus") == ("Bob should rest his knee first.", "")
+    assert "150" not in scripted_llm.requests[-1]["messages"][0]["content"]
+    scripted_llm.expect("Question: Should Bob run", "It says 150 km.")
+    scripted_llm.expect("Use only names and numbers", "Ask Carol.")
+    assert answer(llm, evidence, question, "focus") == ("Not in memory.", "")
+    calls = len(scripted_llm.requests)
+    scripted_llm.expect("Question: Should Bob run", "Bob should rest his knee.")
+    assert answer(llm, evidence, question, "focus") == ("Bob should rest his knee.", "")
+    assert len(scripted_llm.requests) == calls + 1   # a grounded answer is not asked again
 
 
 def test_the_focus_style_keeps_the_chosen_memory_in_the_answer(scripted_llm):
@@ -164,7 +203,7 @@ def test_the_focus_style_keeps_the_chosen_memory_in_the_answer(scripted_llm):
     llm = LLMClient(LLMSettings(base_url=scripted_llm.url, model="scripted"))
     scripted_llm.expect("Which one memory should be kept in mind", {"memory": 1})
     scripted_llm.expect("Keep in mind: Ana avoids oysters.\nAnswer the question", "The tapas bar.")
-    assert answer(llm, "CONTEXT", "Where to eat with Ana?", "focus", _focused_recall()) == \
+    assert answer(llm, "CONTEXT: Porto in June, the tapas bar.", "Where to eat with Ana?", "focus", _focused_recall()) == \
         ("The tapas bar. (Keep in mind: Ana avoids oysters.)", "Ana avoids oysters.")
     keep = scripted_llm.requests[0]
     assert keep["response_format"]["json_schema"]["schema"]["properties"]["memory"]["enum"] == [0, 1, 2, 3, 4]
@@ -172,23 +211,23 @@ def test_the_focus_style_keeps_the_chosen_memory_in_the_answer(scripted_llm):
     # an answer that says it already is left alone; 0 keeps nothing in mind
     scripted_llm.expect("Which one memory should be kept in mind", {"memory": 1})
     scripted_llm.expect("Keep in mind: Ana avoids oysters.", "Anywhere Ana avoids no oysters? No: avoid oysters.")
-    assert answer(llm, "CONTEXT", "Where to eat?", "focus", _focused_recall())[0].endswith("avoid oysters.")
+    assert answer(llm, "CONTEXT: Porto in June, the tapas bar.", "Where to eat?", "focus", _focused_recall())[0].endswith("avoid oysters.")
     scripted_llm.expect("Which one memory should be kept in mind", {"memory": 0})
     scripted_llm.expect("Question: Where to eat, then?\nAnswer the question", "In Porto.")
-    assert answer(llm, "CONTEXT", "Where to eat, then?", "focus", _focused_recall()) == ("In Porto.", "")
+    assert answer(llm, "CONTEXT: Porto in June, the tapas bar.", "Where to eat, then?", "focus", _focused_recall()) == ("In Porto.", "")
     calls = len(scripted_llm.requests)
     scripted_llm.expect("Question: When is the class?\nAnswer the question", "In June.")
-    assert answer(llm, "CONTEXT", "When is the class?", "focus", _focused_recall()) == ("In June.", "")
+    assert answer(llm, "CONTEXT: Porto in June, the tapas bar.", "When is the class?", "focus", _focused_recall()) == ("In June.", "")
     assert len(scripted_llm.requests) == calls + 1   # a question asking when: no caveat asked for
     strong = _focused_recall()
     strong.weak = False   # a question close to something said asks for that fact: no caveat either
     scripted_llm.expect("Question: Where does Ana eat?\nAnswer the question", "In Porto.")
-    assert answer(llm, "CONTEXT", "Where does Ana eat?", "focus", strong) == ("In Porto.", "")
+    assert answer(llm, "CONTEXT: Porto in June, the tapas bar.", "Where does Ana eat?", "focus", strong) == ("In Porto.", "")
     assert len(scripted_llm.requests) == calls + 2
     # ... unless it asks for advice: then the caveat is asked for, close match or not
     scripted_llm.expect("Which one memory should be kept in mind", {"memory": 1})
     scripted_llm.expect("Keep in mind: Ana avoids oysters.\nAnswer the question", "The tapas bar.")
-    assert answer(llm, "CONTEXT", "Where should we eat with Ana?", "focus", strong)[1] == "Ana avoids oysters."
+    assert answer(llm, "CONTEXT: Porto in June, the tapas bar.", "Where should we eat with Ana?", "focus", strong)[1] == "Ana avoids oysters."
 
 
 def test_a_question_asking_for_advice_is_told_from_one_asking_for_a_fact():

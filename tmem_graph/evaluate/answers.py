@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..errors import ValidationError
-from ..answering import answer as answer_from
+from ..answering import answer as answer_from, unsupported
 from ..llm.prompts.answer import COMPACT, NOT_IN_MEMORY
 from ..model import Turn
 from ..retrieve.evidence import asks_when, compact_line, opening, turn_line
@@ -176,7 +176,8 @@ def evaluate_answers(questions: list[AnswerQuestion], contexts: dict[str, Answer
             answer, kept = answer_from(llm, context, q.question, style, recall if mode == "cascade" else None,
                                        what=f"{mode} for {q.id}")
             row["modes"][mode] = {"answer": answer, "kept_in_mind": kept, "f1": token_f1(answer, q.answer),
-                                  "coverage": coverage(answer, q.answer), "tokens": ctx.count(context)}
+                                  "coverage": coverage(answer, q.answer), "tokens": ctx.count(context),
+                                  "unsupported": unsupported(answer, f"{context}\n{q.question}\n{kept}")}
         rows.append(row)
         if progress:
             progress(n + 1, len(questions))
@@ -197,6 +198,8 @@ def summarise_answers(rows: list[dict], modes: list[str]) -> dict:
                      **{kind: stats([r for r in rows if r["kind"] == kind], mode) for kind in KINDS},
                      "not_in_memory_wrongly": sum(1 for r in refused if r["kind"] != "none"),
                      "not_in_memory_rightly": sum(1 for r in refused if r["kind"] == "none"),
+                     # answers stating a number or name their evidence lacks (`answering.unsupported`)
+                     "unsupported": sum(1 for r in rows if r["modes"][mode].get("unsupported")),
                      "tokens_median": statistics.median(r["modes"][mode]["tokens"] for r in rows) if rows else None}
     return out
 
@@ -204,12 +207,12 @@ def summarise_answers(rows: list[dict], modes: list[str]) -> dict:
 def markdown(summary: dict) -> str:
     """One line per evidence mode: F1 and coverage overall and per kind, wrong refusals."""
     cols = ["overall"] + list(KINDS)
-    lines = ["| evidence | " + " | ".join(f"{c} F1 / cov. (n)" for c in cols) + " | 'Not in memory' wrongly / rightly | tokens (median) |",
-             "|---" * (len(cols) + 3) + "|"]
+    lines = ["| evidence | " + " | ".join(f"{c} F1 / cov. (n)" for c in cols) + " | 'Not in memory' wrongly / rightly | unsupported names or numbers | tokens (median) |",
+             "|---" * (len(cols) + 4) + "|"]
     for mode, row in summary.items():
         cells = [f"{_fmt(row[c]['f1'])} / {_fmt(row[c]['coverage'])} ({row[c]['n']})" for c in cols]
         lines.append(f"| {mode} | " + " | ".join(cells) + f" | {row['not_in_memory_wrongly']} / "
-                     f"{row['not_in_memory_rightly']} | {row['tokens_median']} |")
+                     f"{row['not_in_memory_rightly']} | {row.get('unsupported', '?')} | {row['tokens_median']} |")
     return "\n".join(lines)
 
 

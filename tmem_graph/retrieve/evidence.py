@@ -256,15 +256,25 @@ def compact_evidence(recall: Recall, speakers: list[str], dated: bool) -> str:
     return "\n".join(lines)
 
 
-def anticipated(recall: Recall, items: int = 2, turns: int = 8) -> list[tuple[str, list[str]]]:
-    """What the triggers reached, as (sentence, the turn ids it rests on): the `items` best
-    items a Bridge trigger brought (by their trigger rank), then up to `turns` turns of the scene
-    its Horizon triggers ranked first. The candidates the focus answer style chooses what to
-    keep in mind from: what the memory anticipated would matter in a situation like the
-    question's, although the question may share no word with it."""
+def anticipated(recall: Recall, items: int = 2, most: int = 8) -> list[tuple[str, list[str]]]:
+    """What the triggers reached, as (sentence, the turn ids it rests on), at most `most`: the
+    `items` best items a Bridge trigger brought (by their trigger rank), then the turns of the
+    leading associative evidence (the scenes of the associative lanes, in the recall's order);
+    a recall without lanes gives the turns of the scene its Horizon triggers ranked first. Turns
+    said by someone the question names come first, the others after them, each in the recall's
+    order: asked where to take Ana for dinner, what Ana said about herself leads the list, and a
+    1.5B model choosing among look-alikes takes one near the head of the list far more often
+    than one further down (docs/local-llm.md, "What to keep in mind"). The candidates the focus
+    answer style chooses what to keep in mind from: what the memory anticipated would matter in
+    a situation like the question's, although the question may share no word with it."""
     bridged = sorted((i for i in recall.items if "bridge" in i.via), key=lambda i: i.ranks.get("trigger", 1 << 30))
     out = [(i.text, list(i.turn_ids)) for i in bridged[:items]]
-    horizon = sorted((s for s in recall.scenes if "horizon" in s.via), key=lambda s: s.ranks.get("horizon", 1 << 30))
-    for scene in horizon[:1]:
-        out += [(f"{t['speaker']} said: {t['text']}", [t["id"]]) for t in scene.turns[:turns]]
-    return out
+    scenes = [s for s in recall.scenes if s.lane in ASSOCIATIVE]
+    if not any(s.lane for s in recall.scenes):   # no lanes (`fusion="rrf"`): the Horizon triggers' first scene
+        scenes = sorted((s for s in recall.scenes if "horizon" in s.via),
+                        key=lambda s: s.ranks.get("horizon", 1 << 30))[:1]
+    named = {w for w in content_words(recall.query)}
+    turns = [t for s in scenes for t in s.turns]
+    turns.sort(key=lambda t: not (content_words(t["speaker"]) & named))   # stable: the recall's order otherwise
+    out += [(f"{t['speaker']} said: {t['text']}", [t["id"]]) for t in turns]
+    return out[:most]

@@ -68,6 +68,8 @@ Question: {question}
 {keep}Answer the question in one or two sentences from the memories above."""
 
 KEEP_LINE = "Keep in mind: {keep}\n"
+# appended to the focus prompt when its answer stated a number or a name the memories lack (answering.grounded)
+GROUNDED_LINE = " Use only names and numbers that appear in the memories."
 
 KEEP_PROMPT = """Question: {question}
 
