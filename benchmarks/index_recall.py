@@ -6,10 +6,10 @@ filtered to the memory (and trigger family), asking for `k × f` entries for eac
 factor `f`; recall@k is the share of the exact top k (every entry's cosine, in Cypher) that the
 search's first k hold. The BM25 rankings of `retrieve/rankings` (the full-text index's
 candidates scored on the memory's statistics) are held to `lexical.Bm25` over every text of the
-memory the same way, for each factor as `cascade.BM25_OVERFETCH`. Index settings are read off
-the server and printed with the figures:
+memory the same way, at the over-fetch recall uses (`cascade.BM25_OVERFETCH`). Index settings
+are read off the server and printed with the figures:
 
-    python -m benchmarks.index_recall --memory conv26-full --memory synth-10k --queries 40 \\
+    python -m benchmarks index-recall --memory conv26-full --memory synth-10k --queries 40 \\
         --factor 1 --factor 2 --factor 3
 
 Figures in docs/retrieval.md ("Vector rankings from Neo4j's indexes").
@@ -118,7 +118,7 @@ RETURN COLLECT { MATCH (t:Topic {memory_id: $memory_id}) RETURN [t.id, t.title, 
                  RETURN [t.id, t.text] } AS turns"""
 
 
-def measure_bm25(store: Store, memory_id: str, n: int, factors: list[float], seed: int) -> None:
+def measure_bm25(store: Store, memory_id: str, n: int, seed: int) -> None:
     """recall@k of each BM25 ranking of `retrieve/rankings` against `lexical.Bm25` over every text."""
     header = store.memory(memory_id)
     pid = header["pid"]
@@ -127,42 +127,36 @@ def measure_bm25(store: Store, memory_id: str, n: int, factors: list[float], see
         row = s.run(TEXTS, memory_id=pid).single()
     exact = {kind: Bm25(((r[0], dict(zip(boosts, r[1:]))) for r in row[f"{kind}s"]), boosts)
              for kind, boosts in KINDS.items()}
-    cfg = RetrievalSettings(budget_tokens=2000)   # the turn lane too (k = 80)
+    run = cascade.Cascade(store, RetrievalSettings(budget_tokens=2000))   # the turn lane too (k = 80)
+    stats = run.statistics(pid, None)
     vector = [1.0] + [0.0] * (header["dim"] - 1)
     names = {"topic": "topic_bm25", "scene": "scene_bm25", "item": "item_bm25", "turn": "lane_bm25"}
-    print(f"\n{memory_id} BM25 ({len(texts)} queries): recall@k against every text, mean/min and median ms")
-    cells: dict[str, list[str]] = {kind: [] for kind in KINDS}
-    for f in factors:
-        cascade.BM25_OVERFETCH = f
-        run = cascade.Cascade(store, cfg)
-        stats = run.statistics(pid, None)
-        shares: dict[str, list[float]] = {kind: [] for kind in KINDS}
-        took = []
-        for text in texts:
-            terms = query_terms(text)
-            params = run._ranking_params(pid, text, terms, stats, vector, None, frozenset())
-            t0 = time.perf_counter()
-            got = store.run("retrieve/rankings", **params, past_commit=True)[0]
-            took.append((time.perf_counter() - t0) * 1000)
-            for kind, name in names.items():
-                k = params["bm25"][kind]["k"]
-                want = {key for key, _ in exact[kind].rank(terms, k)}
-                shares[kind].append(len(set(got[f"{name}_ids"]) & want) / len(want) if want else 1.0)
-        for kind in KINDS:
-            cells[kind].append(f"{statistics.mean(shares[kind]):.4f}/{min(shares[kind]):.2f}")
-        print(f"  f={f}: rankings query median {statistics.median(took):.0f} ms")
+    shares: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    took = []
+    for text in texts:
+        terms = query_terms(text)
+        params = run._ranking_params(pid, text, terms, stats, vector, None, frozenset())
+        t0 = time.perf_counter()
+        got = store.run("retrieve/rankings", **params, past_commit=True)[0]
+        took.append((time.perf_counter() - t0) * 1000)
+        for kind, name in names.items():
+            want = {key for key, _ in exact[kind].rank(terms, params["bm25"][kind]["k"])}
+            shares[kind].append(len(set(got[f"{name}_ids"]) & want) / len(want) if want else 1.0)
+    print(f"\n{memory_id} BM25 ({len(texts)} queries, over-fetch {cascade.BM25_OVERFETCH}): recall@k against "
+          f"every text; rankings query median {statistics.median(took):.0f} ms\n")
+    print("| ranking | mean | min |\n|---|---|---|")
     for kind in KINDS:
-        print(f"  {kind:8} " + " ".join(f"{'f=' + str(f) + ' ' + c:>20}" for f, c in zip(factors, cells[kind])))
+        print(f"| {kind} | {statistics.mean(shares[kind]):.4f} | {min(shares[kind]):.2f} |")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str], prog: str) -> None:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("--memory", action="append", required=True)
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--factor", type=float, action="append")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--what", choices=("vectors", "bm25", "both"), default="both")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     settings = Settings.from_env()
     with Store(settings) as store:
         with store.session("READ") as s:
@@ -173,8 +167,5 @@ def main() -> None:
             if args.what != "bm25":
                 measure(store, memory_id, args.queries, args.factor or [1.0, 2.0, 3.0], args.seed)
             if args.what != "vectors":
-                measure_bm25(store, memory_id, args.queries, args.factor or [1.0, 2.0, 3.0], args.seed)
+                measure_bm25(store, memory_id, args.queries, args.seed)
 
-
-if __name__ == "__main__":
-    main()

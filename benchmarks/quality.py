@@ -1,18 +1,16 @@
 """Evidence recall and answer coverage against the evidence token budget (docs/evaluation.md):
-the cascade packed to each budget (`--budget-tokens`), its main ablations, and the three flat
-baselines over turns at each question's packed token count, on one LoCoMo memory.
+the cascade packed to each budget, its main ablations, and the three flat baselines over turns
+at each question's packed token count, on one LoCoMo memory; the unpacked default (kS whole
+scenes, kI items) as one more row.
 
-    python -m benchmarks.fixture import fixtures/conv26-local.json
-    python benchmarks/budget_curve.py --memory conv26-local --sample conv-26 --sessions 3 \\
-        --budgets 500 1000 2000 4000 --out docs/img/budget-conv26-local.png --json eval-out/budget.json
+    python -m benchmarks fixture import fixtures/conv26-local.json
+    python -m benchmarks recall-quality --memory conv26-local --sample conv-26 --sessions 3 \\
+        --budgets 500 1000 2000 4000 --plot docs/img/budget-conv26-local.png --json eval-out/budget.json
 
-Also the unpacked default (kS = 5 whole scenes, kI = 15 items) as one more point, for reference.
 Every system runs without the `recent` channel and the baselines index only the turns some
-scene holds: a fixture exported between a session's add and its build holds that session's
-turns pending, which are not part of the sessions built (a finished build has none).
-`--scene-tokens` / `--item-tokens` set how deep the cascade goes for a budget
-(`config.SCENE_TOKENS`, `config.ITEM_TOKENS`), to measure another depth on the same memory;
-`--lane-share 0` measures the packer without its turn lane.
+scene holds (a fixture exported between a session's add and its build holds that session's
+turns pending, which are not part of the sessions built). `--lane-share 0` measures the packer
+without its turn lane.
 """
 
 from __future__ import annotations
@@ -22,39 +20,35 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tmem_graph import api, config  # noqa: E402
-from tmem_graph.config import Settings  # noqa: E402
-from tmem_graph.evaluate import data as ev, runner  # noqa: E402
-from tmem_graph.retrieve.presets import EVAL_SETS  # noqa: E402
-from tmem_graph.store import Store  # noqa: E402
+from tmem_graph import api
+from tmem_graph.config import RetrievalSettings, Settings
+from tmem_graph.evaluate import data as ev, runner
+from tmem_graph.retrieve.presets import EVAL_SETS
+from tmem_graph.store import Store
 
 MAIN = ("full", "w/o item_channel", "w/o scene_layer", "w/o all triggers", "w/o turns")
 BASELINES = ("bm25", "dense", "hybrid")
+FIGURES = ("overall", "overall_raw_turns", "answer_coverage", "answer_coverage_non_temporal", "tokens_median",
+           "temporal")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str], prog: str) -> None:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     ap.add_argument("--memory", required=True)
     ap.add_argument("--sample", default="conv-26")
-    ap.add_argument("--sessions", type=int)
+    ap.add_argument("--sessions", type=int, help="only the questions whose evidence lies in sessions 1-N")
+    ap.add_argument("--questions", type=int, help="only the first N of those questions (a quick run)")
     ap.add_argument("--budgets", type=int, nargs="+", default=[500, 1000, 2000, 4000])
-    ap.add_argument("--out", type=Path, required=True, help="the plot (PNG)")
-    ap.add_argument("--json", type=Path, help="every figure, per budget and system")
-    ap.add_argument("--scene-tokens", type=int, default=config.SCENE_TOKENS,
-                    help="one scene per this many budget tokens (config.SCENE_TOKENS)")
-    ap.add_argument("--item-tokens", type=int, default=config.ITEM_TOKENS,
-                    help="one item per this many budget tokens (config.ITEM_TOKENS)")
-    ap.add_argument("--lane-share", type=float, default=config.RetrievalSettings().lane_share,
+    ap.add_argument("--lane-share", type=float, default=RetrievalSettings().lane_share,
                     help="share of the budget the turn lane fills (RetrievalSettings.lane_share; 0: no lane)")
-    args = ap.parse_args()
-    config.SCENE_TOKENS, config.ITEM_TOKENS = args.scene_tokens, args.item_tokens  # read by for_budget
+    ap.add_argument("--plot", "--out", dest="plot", type=Path, help="a plot of both figures per budget (PNG)")
+    ap.add_argument("--json", type=Path, help="every figure, per budget and system")
+    args = ap.parse_args(argv)
 
     sample = next(s for s in ev.load(ev.data_dir() / "locomo10.json") if s["sample_id"] == args.sample)
     qas = [q for q in ev.locomo_qas(sample, ev.EvidenceRepairs()) if ev.within_sessions(q.evidence, args.sessions)]
-    systems = [(name, without + ("recent",)) for name, without in EVAL_SETS
-               if name in MAIN]
+    qas = qas[:args.questions]
+    systems = [(name, without + ("recent",)) for name, without in EVAL_SETS if name in MAIN]
     results: dict[str, dict] = {}
     for budget in [None] + args.budgets:
         store = Store(Settings.from_env().with_retrieval(budget_tokens=budget, lane_share=args.lane_share))
@@ -62,20 +56,32 @@ def main() -> None:
         ctx = runner.Context.of(memory, memory.encoder.count_tokens, built_only=True)
         summary = runner.evaluate_locomo(ctx, qas, systems)["summary"]
         store.close()
-        key = "default" if budget is None else str(budget)
-        results[key] = {name: {k: row[k] for k in ("overall", "overall_raw_turns", "answer_coverage",
-                                                   "answer_coverage_non_temporal",
-                                                   "tokens_median", "temporal")}
-                        for name, row in summary.items()}
-        print(key, json.dumps({n: [round(r["overall"], 3), round(r["answer_coverage"] or 0, 3), r["tokens_median"]]
-                               for n, r in results[key].items()}), flush=True)
+        results["default" if budget is None else str(budget)] = {
+            name: {k: row[k] for k in FIGURES} for name, row in summary.items()}
     report = {"memory": args.memory, "sample": args.sample, "sessions": args.sessions, "questions": len(qas),
               "items_credited_by_scene": ctx.items_by_scene, "budgets": args.budgets, "results": results,
               "command": " ".join(sys.argv)}
+    print(table(report))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=2))
-    plot(report, args.out)
+    if args.plot:
+        plot(report, args.plot)
+
+
+def table(report: dict) -> str:
+    """Evidence recall / answer coverage / median tokens, a row per system, a column per budget."""
+    budgets = list(report["results"])
+    where = f"sessions 1-{report['sessions']} of " if report["sessions"] else ""
+    lines = [f"{report['memory']}: LoCoMo {where}{report['sample']}, {report['questions']} questions; "
+             "evidence recall / answer coverage / median tokens", "",
+             "| system | " + " | ".join(budgets) + " |", "|---" * (len(budgets) + 1) + "|"]
+    for name in MAIN + BASELINES:
+        cells = [report["results"][b].get(name) for b in budgets]
+        lines.append(f"| {name} | " + " | ".join(
+            f"{c['overall']:.3f} / {c['answer_coverage'] or 0:.3f} / {c['tokens_median']:.0f}" if c else "-"
+            for c in cells) + " |")
+    return "\n".join(lines)
 
 
 def plot(report: dict, path: Path) -> None:
@@ -102,7 +108,3 @@ def plot(report: dict, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
-
-
-if __name__ == "__main__":
-    main()

@@ -5,8 +5,8 @@ beside this one, and every measurement is made on both, interleaved, so both see
 machine load and the same database.
 
 The memory is `synthetic_memory('svc-locomo', n_items=500, n_scenes=60, turns_per_scene=10,
-horizon_per_scene=12)` (600 turns, 60 scenes, 500 items, about 2,460 trigger views), imported
-into the database of `--uri`. Each server is started as a process (`tmem serve`, its build
+horizon_per_scene=12)` (600 turns, 60 scenes, 500 items, about 2,460 trigger views; `--items N`
+a smaller one), imported into the database of `--uri`. Each server is started as a process (`tmem serve`, its build
 worker off so that only recall and add are measured), with a token. Sequentially, each query
 goes to every server in turn (the order alternating) and to the Python API of this checkout
 (`Memory.recall`) in this process; the answers of the two servers are compared, timings
@@ -15,7 +15,7 @@ CPU time per recall of the server, of the clients (this process) and, given `--n
 the database.
 
     git worktree add /tmp/base main
-    python -m benchmarks.service_latency --uri bolt://127.0.0.1:7687 --old /tmp/base --queries 200 \
+    python -m benchmarks service --uri bolt://127.0.0.1:7687 --old /tmp/base --queries 200 \
         --clients 16 --seconds 20 --rounds 3 --neo4j-pid PID --out /tmp/service_latency.json
 """
 
@@ -27,41 +27,27 @@ import os
 import random
 import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import httpx
 
-from benchmarks._common import load_average, pct
+from benchmarks.common import HERE, load_average, serve, stop, summary
+from tests.fixtures.synthetic import synthetic_memory
 from tmem_graph import api
 from tmem_graph.config import Settings
 from tmem_graph.encode import get_encoder
 from tmem_graph.store import Store
-from tests.fixtures.processes import wait_for_http
-from tests.fixtures.synthetic import synthetic_memory
 
 MEMORY = "svc-locomo"
 WRITES = "svc-locomo-live"
 TOKEN = "benchmark-token-0123456789"
-HERE = Path(__file__).resolve().parents[1]
-
-
-def summary(values: list[float]) -> dict:
-    return {"n": len(values), "p50": statistics.median(values), "p95": pct(values, 95), "max": max(values)}
 
 
 def without_timings(answer: dict) -> dict:
     """A recall's JSON object without its timings (which differ from call to call)."""
     return {k: v for k, v in answer.items() if k != "timings_ms"}
-
-
-def start_server(code: Path, uri: str, port: int) -> subprocess.Popen:
-    env = {**os.environ, "NEO4J_URI": uri, "TMEM_SERVE_TOKEN": TOKEN, "PYTHONPATH": str(code)}
-    return subprocess.Popen([sys.executable, "-m", "tmem_graph.cli", "serve", "--port", str(port), "--no-worker"],
-                            env=env, cwd=str(code), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
 def cpu_s(pid: int) -> float:
@@ -129,10 +115,11 @@ def concurrent(base: str, clients: int, seconds: float, queries: list[str], rng:
             "adds": adds[0], "errors": errors, "cpu_s": cpu}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str], prog: str) -> None:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     ap.add_argument("--uri", default="bolt://127.0.0.1:7687")
     ap.add_argument("--old", type=Path, help="a checkout of older code, served beside this one")
+    ap.add_argument("--items", type=int, default=500, help="the memory's items (500: LoCoMo-sized)")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--seconds", type=float, default=30.0, help="of each concurrent round, per server")
@@ -140,30 +127,31 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=8790, help="this code's server; the old one's is the next")
     ap.add_argument("--neo4j-pid", type=int, help="the database's process, for its CPU time per recall")
     ap.add_argument("--out", type=Path)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     encoder = get_encoder()
     store = Store(Settings.from_env(uri=args.uri))
     store.apply_schema(encoder.dim)
-    doc = synthetic_memory(MEMORY, n_items=500, n_scenes=60, turns_per_scene=10, horizon_per_scene=12)
+    doc = synthetic_memory(MEMORY, n_items=args.items, n_scenes=max(1, args.items * 60 // 500), turns_per_scene=10,
+                           horizon_per_scene=12)
     for m in (MEMORY, WRITES):  # afresh: the last run's adds left turns pending in it
         if store.exists(m):
             store.drop(m)
     api.import_memory(doc, store=store, encoder=encoder)
     rng = random.Random(5)
-    queries = [t["text"] for t in rng.sample(doc["turns"], 60)] + [i["text"] for i in rng.sample(doc["items"], 60)]
+    queries = [t["text"] for t in rng.sample(doc["turns"], min(60, len(doc["turns"])))] + [
+        i["text"] for i in rng.sample(doc["items"], min(60, len(doc["items"])))]
     sides = {"new": (HERE, args.port), **({"old": (args.old.resolve(), args.port + 1)} if args.old else {})}
-    servers = {side: start_server(code, args.uri, port) for side, (code, port) in sides.items()}
-    bases = {side: f"http://127.0.0.1:{port}" for side, (_, port) in sides.items()}
+    servers, bases = {}, {}
     out: dict = {"memory": MEMORY, "cores": os.cpu_count(), "host": socket.gethostname(),
                  "load_before": load_average()}
     headers = {"Authorization": f"Bearer {TOKEN}"}
     try:
-        for side, server in servers.items():
-            wait_for_http(bases[side] + "/health", server)
+        for side, (code, port) in sides.items():
+            servers[side], bases[side] = serve(code, port, {"NEO4J_URI": args.uri, "TMEM_SERVE_TOKEN": TOKEN})
         memory = api.Memory(MEMORY, store=store, encoder=encoder)
         clients = {side: httpx.Client(base_url=base, headers=headers, timeout=60) for side, base in bases.items()}
         order = list(clients)
-        for q in queries[:30]:  # warm-up, every path
+        for q in queries[:min(30, args.queries)]:  # warm-up, every path
             for http in clients.values():
                 http.post(f"/memories/{MEMORY}/recall", json={"query": q}).raise_for_status()
             memory.recall(q)
@@ -198,7 +186,6 @@ def main() -> None:
             out["sequential"]["ratio_p50_new_old"] = (statistics.median(via_http["new"])
                                                       / statistics.median(via_http["old"]))
             out["sequential"]["same_answers"] = {"same": same, "different": differ}
-        print(json.dumps(out["sequential"]), flush=True)
 
         runs: dict[str, list[dict]] = {side: [] for side in clients}
         for k in range(args.rounds):
@@ -206,9 +193,6 @@ def main() -> None:
                 pids = {"server": servers[side].pid, **({"neo4j": args.neo4j_pid} if args.neo4j_pid else {})}
                 run = concurrent(bases[side], args.clients, args.seconds, queries, rng, pids)
                 runs[side].append(run)
-                print(json.dumps({"side": side, "round": k, "throughput_per_s": run["recalls"] / run["seconds"],
-                                  "p50": statistics.median(run["latencies"]) if run["latencies"] else None,
-                                  "errors": len(run["errors"])}), flush=True)
         out["concurrent"] = {}
         for side, done in runs.items():
             latencies = [ms for run in done for ms in run["latencies"]]
@@ -226,19 +210,40 @@ def main() -> None:
             out["concurrent"]["ratio_throughput_new_old"] = (out["concurrent"]["new"]["throughput_per_s"]
                                                              / out["concurrent"]["old"]["throughput_per_s"])
         out["load_after"] = load_average()
-        print(json.dumps({k: ({kk: vv for kk, vv in v.items() if kk != "error_samples"} if isinstance(v, dict) else v)
-                          for k, v in out["concurrent"].items()}), flush=True)
     finally:
         for server in servers.values():
-            server.terminate()
-            server.wait(timeout=30)
-        for m in (WRITES,):
-            if store.exists(m):
-                store.drop(m)
+            stop(server)
+        if store.exists(WRITES):
+            store.drop(WRITES)
         store.close()
+    report(out, list(sides)[::-1])
     if args.out:
         args.out.write_text(json.dumps(out, indent=2))
 
 
-if __name__ == "__main__":
-    main()
+def report(out: dict, sides: list[str]) -> None:
+    """The sequential and the concurrent table, the old checkout first when there is one."""
+    seq, conc = out["sequential"], out["concurrent"]
+    print(f"load average {out['load_before']} → {out['load_after']}\n")
+    print("| recall through HTTP, query encoding included | " + " | ".join(f"{s} p50 | p95" for s in sides)
+          + " |\n" + "|---" * (1 + 2 * len(sides)) + "|")
+    rows = [("`POST /memories/MEMORY/recall`", lambda s: seq[s]["http_ms"])]
+    rows += [(f"the server's own `timings_ms.{k}`", lambda s, k=k: seq[s]["server_timings_ms"][k])
+             for k in seq[sides[0]]["server_timings_ms"]]
+    for what, get in rows:
+        print(f"| {what} | " + " | ".join(f"{get(s)['p50']:.1f} | {get(s)['p95']:.1f}" for s in sides) + " |")
+    print(f"| `Memory.recall` in this process | {seq['python_api_ms']['p50']:.1f} | {seq['python_api_ms']['p95']:.1f} |")
+    if "same_answers" in seq:
+        print(f"\nthe same answer, timings aside: {seq['same_answers']['same']} of "
+              f"{seq['same_answers']['same'] + seq['same_answers']['different']}")
+    print(f"\n| {conc[sides[0]]['clients']} clients, a writer adding turns | " + " | ".join(sides) + " |\n"
+          + "|---" * (1 + len(sides)) + "|")
+    print("| recalls per second | " + " | ".join(f"{conc[s]['throughput_per_s']:.1f}" for s in sides) + " |")
+    print("| latency p50 / p95 / max | " + " | ".join(
+        "{p50:.0f} / {p95:.0f} / {max:.0f} ms".format(**conc[s]["latency_ms"]) if conc[s]["latency_ms"] else "-"
+        for s in sides) + " |")
+    print("| errors; adds | " + " | ".join(f"{conc[s]['errors']}; {conc[s]['adds']}" for s in sides) + " |")
+    for name in (conc[sides[0]]["cpu_ms_per_recall"] or {}):
+        print(f"| CPU per recall: {name} | " + " | ".join(
+            f"{conc[s]['cpu_ms_per_recall'][name]:.1f} ms" for s in sides) + " |")
+
