@@ -11,12 +11,9 @@ import sys
 
 # command: (module, what it measures)
 COMMANDS = {
-    "recall-quality": ("quality", "LoCoMo evidence recall and answer coverage per evidence budget, "
-                                  "the cascade, its ablations and the flat baselines"),
-    "latency": ("latency", "warm Memory.recall per configuration (unpacked, budgets, settings), "
-                           "optionally beside an older checkout"),
-    "scale": ("scale", "recall as a memory grows: load synthetic memories, HTTP and fresh-process "
-                       "recall, the first query's parts"),
+    "recall-quality": ("quality", "LoCoMo evidence recall per evidence budget: cascade, ablations, flat baselines"),
+    "latency": ("latency", "warm Memory.recall per configuration, optionally beside an older checkout"),
+    "scale": ("scale", "recall as a memory grows: synthetic memories, HTTP and fresh recall, query parts"),
     "import": ("importing", "import throughput of a large synthetic memory, and its replacement"),
     "service": ("service", "warm recall through `tmem serve`, then concurrent clients while turns are added"),
     "reader": ("reader", "a blind strong-reader check of the evidence (write, judge-files, report)"),

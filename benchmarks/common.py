@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import socket
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -53,8 +53,7 @@ def pct(values: list[float], p: float) -> float:
 
 def summary(values: list[float]) -> dict:
     """n, p50, p95 and max of some timings."""
-    return {"n": len(values), "p50": statistics.median(values) if values else float("nan"),
-            "p95": pct(values, 95), "max": max(values) if values else float("nan")}
+    return {"n": len(values), "p50": pct(values, 50), "p95": pct(values, 95), "max": pct(values, 100)}
 
 
 def locomo_queries(sample_id: str, count: int, plus_base: str | None = None) -> list[str]:
@@ -71,6 +70,13 @@ def locomo_queries(sample_id: str, count: int, plus_base: str | None = None) -> 
                                                   plus_base)][:count]
         questions = [q for pair in zip(questions, probes) for q in pair]
     return questions
+
+
+def own_texts(doc: dict, n: int) -> list[str]:
+    """`n` texts of a memory document's turns and as many of its items, drawn with a fixed seed."""
+    rng = random.Random(5)
+    return ([t["text"] for t in rng.sample(doc["turns"], min(n, len(doc["turns"])))]
+            + [i["text"] for i in rng.sample(doc["items"], min(n, len(doc["items"])))])
 
 
 def free_port() -> int:

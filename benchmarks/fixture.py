@@ -6,9 +6,8 @@
     # on a fresh clone: the turns' texts come back from ../shared/data
     python -m benchmarks fixture import fixtures/conv26-local.json [more fixtures …] [--replace]
 
-The fixture is the memory's `tmem-memory/1` export with the turn texts the data folder holds
-stripped (tmem_graph/evaluate/fixtures.py); scenes, topics, items, triggers and personas, all
-written by the construction model, are kept whole.
+A fixture is the memory's export without the turn texts the data folder holds
+(tmem_graph/evaluate/fixtures.py); what the construction model wrote is kept whole.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
-"""Import throughput of a large synthetic memory (`tmem_graph.api.import_memory`), and with
-`--replace` of its replacement by the same document.
+"""Import throughput of a large synthetic memory (`import_memory`), and with `--replace` of its
+replacement by the same document: `synthetic_memory('bench-import', n_items=--items, ...)`
+(10,000 items: 12,500 turns, 40,000 trigger views, 64,169 objects), into a fresh server of its
+own (LocalServer's defaults unless `--conf`) or with `--uri` that server's database.
+`--hash-vectors`: every text's vector drawn from its hash (no encoding: sizes whose encoding
+would take hours); else the encoder's share is timed. The queries' share is what the store
+reports to its query listeners; the commits' share is not reported apart.
 
-The memory: `synthetic_memory('bench-import', n_items=--items, n_scenes=--scenes,
-horizon_per_scene=--horizon)` (10,000 items: 12,500 turns, 40,000 trigger views, 64,169
-objects). It goes into a server of its own (a fresh database, LocalServer's defaults unless
-`--conf`), or with `--uri` into that server's database. `--hash-vectors` gives every text a unit
-vector drawn from its hash: the import without encoding, at sizes whose encoding would take
-hours; otherwise the real encoder runs and its share is timed.
-
-    python -m benchmarks import --items 10000 --scenes 1250 --hash-vectors --port 7712 --out /tmp/import_10k.json
-    python -m benchmarks import --items 100000 --scenes 12500 --hash-vectors --replace --port 7712 \\
-        --out /tmp/replace_100k.json
-
-The write queries' time is what the store reports to its query listeners (the client's wall
-time of each named query); the commits' share is not reported separately.
+    python -m benchmarks import --items 100000 --scenes 12500 --hash-vectors --replace --port 7712 --out /tmp/i.json
 """
 
 from __future__ import annotations
@@ -39,35 +32,25 @@ from tmem_graph.store import Store
 TAKEN_PORTS = {7687, 7688, 7689}   # other people's servers on this machine
 
 
-class HashEncoder(Encoder):
-    """A unit vector for any text, drawn from a generator seeded by the text's hash."""
+class TimedEncoder(Encoder):
+    """The real encoder, or with `hashed` a unit vector drawn from each text's hash; and the time
+    spent in it."""
 
-    def __init__(self, like: Encoder):
-        self.name, self.dim, self.seconds = like.name, like.dim, 0.0
+    def __init__(self, inner: Encoder, hashed: bool):
+        self.inner, self.hashed, self.name, self.dim, self.seconds = inner, hashed, inner.name, inner.dim, 0.0
 
     def encode(self, texts, batch_size: int = 64):
         import numpy as np
 
-        out = []
-        for text in texts:
-            seed = int.from_bytes(hashlib.sha1(text.encode("utf-8")).digest()[:8], "little")
-            v = np.random.default_rng(seed).standard_normal(self.dim)
-            out.append((v / np.linalg.norm(v)).tolist())
-        return out
-
-
-class TimingEncoder(Encoder):
-    """The real encoder, with the time spent in it."""
-
-    def __init__(self, inner: Encoder):
-        self.inner, self.name, self.dim, self.seconds = inner, inner.name, inner.dim, 0.0
-
-    def encode(self, texts, batch_size: int = 64):
         t0 = time.perf_counter()
-        try:
-            return self.inner.encode(texts, batch_size=batch_size)
-        finally:
-            self.seconds += time.perf_counter() - t0
+        if not self.hashed:
+            out = self.inner.encode(texts, batch_size=batch_size)
+        else:
+            seeds = (int.from_bytes(hashlib.sha1(t.encode("utf-8")).digest()[:8], "little") for t in texts)
+            out = [(v / np.linalg.norm(v)).tolist()
+                   for v in (np.random.default_rng(seed).standard_normal(self.dim) for seed in seeds)]
+        self.seconds += time.perf_counter() - t0
+        return out
 
 
 def own_server(args) -> tuple[object, str]:
@@ -119,7 +102,7 @@ def main(argv: list[str], prog: str) -> None:
     objects = sum(parsed.counts().values())
     store = Store(Settings.from_env(uri=uri))
     real = get_encoder(store.settings.encoder)
-    encoder = HashEncoder(real) if args.hash_vectors else TimingEncoder(real)
+    encoder = TimedEncoder(real, hashed=args.hash_vectors)
     store.apply_schema(real.dim)
     writes: dict[str, float] = defaultdict(float)
     store.query_listeners.append(lambda name, _p, wall_ms, _s: writes.__setitem__(name, writes[name] + wall_ms / 1000))

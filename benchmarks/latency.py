@@ -1,23 +1,13 @@
-"""Warm recall latency (`Memory.recall`, the query's encoding included) of one memory, per
-configuration: unpacked, packed to each `--budgets` value, and each combination of the
-`--vary` settings, interleaved query by query so that every configuration sees the same
-machine load. With `--old DIR` (a checkout of older code, e.g. a git worktree) the same runs in
-a worker process of that code too, the two workers taking turns a pass over the queries each,
-`--rounds` times.
+"""Warm recall latency (`Memory.recall`, encoding included) of one memory per configuration:
+unpacked, packed to each `--budgets` value, and each combination of the `--vary` settings
+(`FIELD=V1,V2`, a `RetrievalSettings` field), interleaved query by query; with `--old DIR` (an
+older checkout) the same in a worker of that code, the two taking turns, `--rounds` passes each.
+The stages are those the recall reports itself (`Recall.timings_ms`). Queries: the first
+`--queries` LoCoMo questions of `--sample` (with as many LoCoMo-Plus probes of `--plus-base`,
+the weak matches), else texts of the memory's own turns and items.
 
-    python -m benchmarks fixture import fixtures/conv42-strong.json
-    python -m benchmarks latency --memory conv42-strong --sample conv-42 --plus-base conv-42 \\
-        --queries 40 --budgets 500 2000 4000 --out /tmp/latency.json
-    git worktree add /tmp/before <commit>
-    python -m benchmarks latency --memory conv42-strong --sample conv-42 --plus-base conv-42 \\
-        --queries 20 --budgets 2000 --old /tmp/before --rounds 6
-    python -m benchmarks latency --memory conv26-full --budgets 2000 --vary lane_share=0,0.4
-
-The stages are the timings the recall reports itself (`Recall.timings_ms`: encode, cascade,
-pack). The queries are the first `--queries` LoCoMo questions of `--sample` (interleaved with
-as many LoCoMo-Plus dev probes of `--plus-base`, the weak matches), or without `--sample` texts
-of the memory's own turns and items. `--vary FIELD=V1,V2` runs each budget once per value of a
-`RetrievalSettings` field (0 for lane_share: no turn lane; for weak_match: no split).
+    python -m benchmarks latency --memory conv42-strong --sample conv-42 --plus-base conv-42 \
+        --queries 40 --budgets 500 2000 4000 --vary lane_share=0,0.4 --old /tmp/before --rounds 6
 """
 
 from __future__ import annotations
@@ -26,12 +16,12 @@ import argparse
 import itertools
 import json
 import os
-import random
 import subprocess
 import sys
 from pathlib import Path
 
-from benchmarks.common import HERE, load_average, locomo_queries, summary
+from benchmarks.common import HERE, load_average, locomo_queries, own_texts, summary
+from tmem_graph import api
 
 # Runs in the checkout measured (PYTHONPATH): only the public API. stdin: the memory, the
 # configurations ({name: {"settings": {RetrievalSettings field: value}, "without": [...]}}) and
@@ -70,35 +60,16 @@ def configurations(budgets: list[int], vary: list[tuple[str, list]], without: li
     return out
 
 
-def own_texts(memory_id: str, n: int) -> list[str]:
-    """`n` texts of the memory's turns and as many of its items, drawn with a fixed seed."""
-    from tmem_graph import api
-
-    doc = api.Memory(memory_id).export()
-    rng = random.Random(5)
-    return ([t["text"] for t in rng.sample(doc["turns"], min(n, len(doc["turns"])))]
-            + [i["text"] for i in rng.sample(doc["items"], min(n, len(doc["items"])))])
-
-
 def worker(code: Path, memory: str, configs: dict, queries: list[str]) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, "-c", WORKER], env={**os.environ, "PYTHONPATH": str(code)},
                             cwd=str(code), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     for line in (memory, configs, queries):
         proc.stdin.write(json.dumps(line) + "\n")
     proc.stdin.flush()
-    ready = proc.stdout.readline()
-    if not ready:
-        raise SystemExit(f"the worker of {code} failed before its first recall (its error is above)")
-    if not Path(json.loads(ready)["code"]).resolve().is_relative_to(code):
-        raise SystemExit(f"the worker of {code} imported {json.loads(ready)['code']}, not that checkout's code")
+    ready = json.loads(proc.stdout.readline() or '{"code": "nothing (its error is above)"}')["code"]
+    if not Path(ready).resolve().is_relative_to(code):   # each side runs its own checkout's code
+        raise SystemExit(f"the worker of {code} imported {ready}, not that checkout's code")
     return proc
-
-
-def value(text: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
 
 
 def main(argv: list[str], prog: str) -> None:
@@ -115,10 +86,11 @@ def main(argv: list[str], prog: str) -> None:
     ap.add_argument("--rounds", type=int, default=1, help="passes over the queries per checkout")
     ap.add_argument("--out", type=Path, help="every timing, as JSON")
     args = ap.parse_args(argv)
-    vary = [(f, [value(v) for v in vs.split(",")]) for f, _, vs in (x.partition("=") for x in args.vary)]
+    vary = [(f, [json.loads(v) if v[:1].isdigit() or v in ("true", "false") else v for v in vs.split(",")])
+            for f, _, vs in (x.partition("=") for x in args.vary)]
     configs = configurations(args.budgets, vary, [w for w in args.without.split(",") if w])
     queries = (locomo_queries(args.sample, args.queries, args.plus_base) if args.sample
-               else own_texts(args.memory, args.queries))
+               else own_texts(api.Memory(args.memory).export(), args.queries))
     sides = {"new": HERE} | ({"old": args.old.resolve()} if args.old else {})
     workers = {side: worker(code, args.memory, configs, queries) for side, code in sides.items()}
     times: dict[str, dict[str, list[dict]]] = {side: {name: [] for name in configs} for side in sides}

@@ -1,16 +1,14 @@
-"""Evidence recall and answer coverage against the evidence token budget (docs/evaluation.md):
-the cascade packed to each budget, its main ablations, and the three flat baselines over turns
-at each question's packed token count, on one LoCoMo memory; the unpacked default (kS whole
-scenes, kI items) as one more row.
+"""Evidence recall and answer coverage per evidence token budget (docs/evaluation.md): the
+cascade packed to each budget, its main ablations, and the flat baselines over turns at each
+question's packed tokens, on one LoCoMo memory; the unpacked default as one more column.
 
     python -m benchmarks fixture import fixtures/conv26-local.json
     python -m benchmarks recall-quality --memory conv26-local --sample conv-26 --sessions 3 \\
         --budgets 500 1000 2000 4000 --plot docs/img/budget-conv26-local.png --json eval-out/budget.json
 
 Every system runs without the `recent` channel and the baselines index only the turns some
-scene holds (a fixture exported between a session's add and its build holds that session's
-turns pending, which are not part of the sessions built). `--lane-share 0` measures the packer
-without its turn lane.
+scene holds (a fixture's pending turns are not part of the sessions built). `--lane-share 0`:
+the packer without its turn lane.
 """
 
 from __future__ import annotations

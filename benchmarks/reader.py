@@ -12,10 +12,9 @@ reader that cannot tell the systems apart, then judged blind for awareness of th
 
 `write` builds, for every probe, the evidence each system hands over: `tmem` the answer
 evidence (`Memory.evidence` of the recall `ask` makes), `by-date` the same with its associative
-pointers grouped by day in time order (the layout before they were listed in the recall's
-order), `dense` and `hybrid` the turns of flat
-retrieval in rank order, cut at the `tmem` evidence's tokens (its persona aside, as `tmem eval`
-cuts them) and written as dated turn lines under the same opening line. The blocks get random
+pointers grouped by day in time order, `dense` and `hybrid` the turns of flat retrieval in rank
+order, cut at the `tmem` evidence's tokens (its persona aside, as `tmem eval` cuts them) and
+written as dated turn lines under the same opening line. The blocks get random
 ids and are shuffled together; which system made which stays in DIR/key.json, which neither
 the reader nor the judges are shown. `report` gives per system the aware rate (each judge's,
 and the mean), the judges' agreement, paired wins and losses against `tmem`, and the aware

@@ -3,15 +3,12 @@
     python -m benchmarks rescore                      # every fixture in fixtures/
     python -m benchmarks rescore fixtures/conv26-full.json --out eval-out/rescore
 
-For each fixture (fixtures/README.md) it imports the memory (the turns' texts re-attached
-from ../shared/data; a memory of the same id already on the server is an error unless
-`--replace`, which deletes it first), then runs what docs/evaluation.md reports
-on it: `tmem eval construction`, `tmem eval locomo` on the sessions the fixture has built,
-`recall-quality` at 500 … 4,000 evidence tokens and, when LoCoMo-Plus cues are stitched in,
-`tmem eval locomo-plus` on the probes whose cues are built. Reports go to
-`<out>/<memory>/`; the headline figures (construction targets, the cascade against the best
-flat baseline at each budget, cue S@5) are printed at the end and written to
-`<out>/summary.md`. Set NEO4J_URI for a server other than the local one (`tmem db start`).
+For each fixture (fixtures/README.md) it imports the memory (texts re-attached from
+../shared/data; `--replace` replaces a memory of the same id), then runs what
+docs/evaluation.md reports on the sessions it has built: `tmem eval construction`, `tmem eval
+locomo`, `recall-quality` at 500 … 4,000 evidence tokens and, with LoCoMo-Plus cues stitched
+in, `tmem eval locomo-plus` on the probes whose cues are built. Reports go to `<out>/<memory>/`,
+the headline figures to the output and `<out>/summary.md`.
 """
 
 from __future__ import annotations

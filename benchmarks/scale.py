@@ -1,31 +1,24 @@
 """Recall as a memory grows: warm recall over HTTP, a fresh process's first recall, and what a
 process holds after recalling every memory, side by side with an older checkout.
 
-`load` imports synthetic memories (`tests/fixtures/synthetic.py`, hash vectors of the
-`fake:384` encoder, so that no model's encoding time enters the figures) into the database of
-NEO4J_URI: `scale-<n>` for each `--items n`, `--small` memories of 20 items (`scale-small-NNNN`)
-beside them, and the example memory under the same encoder (`scale-example`):
+`load` imports synthetic memories (`tests/fixtures/synthetic.py`; the `fake:384` encoder, so
+that no model's encoding enters the figures) into NEO4J_URI's database: `scale-<n>` for each
+`--items n`, `--small` memories of 20 items (`scale-small-NNNN`), and the example (`scale-example`):
 
     TMEM_ENCODER=fake:384 python -m benchmarks scale load --items 1000 --items 10000 --small 1000
 
-`run` starts `tmem serve` from this checkout and, with `--old DIR` (a checkout of older code,
-e.g. `git worktree add /tmp/old <commit>`), from that one beside it, both on the same database
-with the same encoder; then, for each memory, `--queries` recalls over HTTP (the query encoded
-by the server), the servers in turn; a fresh `tmem recall` from each checkout, `--fresh` times
-per memory; and each server's RSS when idle (after one recall of the example) and after
-recalling every memory:
+`run` starts `tmem serve` from this checkout (and with `--old DIR` from an older checkout beside
+it); then per memory `--queries` recalls over HTTP, the servers in turn, and `--fresh` times a
+fresh `tmem recall` of each checkout; and each server's RSS when idle and after every recall:
 
     TMEM_ENCODER=fake:384 python -m benchmarks scale run --memory scale-example --memory scale-1000 \\
         --memory scale-10000 --old /tmp/old --queries 100 --fresh 3
 
-`parts` times the first query of a recall (`retrieve/rankings`, the server's own time, median of
-`--rounds`) on each memory as shipped and with one part changed: no Horizon list, no scan of
-small memories (every ranking searched):
+`parts`: the server's time of a recall's first query (`retrieve/rankings`, median of `--rounds`)
+as shipped, without the Horizon list, and with every ranking searched (no scan):
 
     TMEM_ENCODER=fake:384 python -m benchmarks scale parts --memory scale-example --memory scale-10000 \
         --memory scale-100000 --rounds 7
-
-Figures in docs/benchmarks.md ("Recall at scale") and docs/retrieval.md ("Vector rankings").
 """
 
 from __future__ import annotations
@@ -34,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -48,25 +42,25 @@ from tests.conftest import load_fixture
 from tests.fixtures.synthetic import CHANNELS, FEELINGS, PLACES, THINGS, VERBS, synthetic_memory
 from tmem_graph import api
 from tmem_graph.config import Settings
-from tmem_graph.encode.fake import _WORD, FakeEncoder
+from tmem_graph.encode import Encoder
+from tmem_graph.encode.fake import FakeEncoder
 
 
-class CachedFake(FakeEncoder):
-    """`fake:384` with each word's vector computed once (the synthetic vocabulary is small): the
-    same vectors as FakeEncoder, which the servers use for the queries, many times faster."""
+class CachedFake(Encoder):
+    """`fake:384`'s vectors (a text's: the normalised sum of its words'), each word's computed
+    once: the synthetic vocabulary is small, so many times faster; the servers encode the queries
+    with `fake:384` itself."""
 
     def __init__(self, dim: int = 384):
-        super().__init__(dim)
-        self._words: dict[str, np.ndarray] = {}
+        self.fake, self.name, self.dim, self.words = FakeEncoder(dim), f"fake:{dim}", dim, {}
 
     def encode(self, texts, batch_size: int = 64) -> list[list[float]]:
         out = []
         for text in texts:
-            total = np.zeros(self.dim)
-            for word in _WORD.findall(text.lower()):
-                if word not in self._words:
-                    self._words[word] = np.asarray(self._word(word))
-                total += self._words[word]
+            words = re.findall(r"\w+", text.lower())
+            new = [w for w in dict.fromkeys(words) if w not in self.words]
+            self.words.update(zip(new, map(np.asarray, self.fake.encode(new))))
+            total = sum((self.words[w] for w in words), np.zeros(self.dim))
             norm = float(np.linalg.norm(total))
             out.append((total / norm).tolist() if norm > 0 else [1.0] + [0.0] * (self.dim - 1))
         return out

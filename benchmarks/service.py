@@ -1,18 +1,11 @@
-"""Warm recall through `tmem serve` over HTTP, query encoding included, on a LoCoMo-sized
-memory; then 16 concurrent clients for a bounded run while turns are being added. With
-`--old DIR` (a checkout of older code, e.g. a git worktree) a second server runs that code
-beside this one, and every measurement is made on both, interleaved, so both see the same
-machine load and the same database.
-
-The memory is `synthetic_memory('svc-locomo', n_items=500, n_scenes=60, turns_per_scene=10,
-horizon_per_scene=12)` (600 turns, 60 scenes, 500 items, about 2,460 trigger views; `--items N`
-a smaller one), imported into the database of `--uri`. Each server is started as a process (`tmem serve`, its build
-worker off so that only recall and add are measured), with a token. Sequentially, each query
-goes to every server in turn (the order alternating) and to the Python API of this checkout
-(`Memory.recall`) in this process; the answers of the two servers are compared, timings
-aside. The concurrent phase runs `--rounds` times on each server, alternating, and records the
-CPU time per recall of the server, of the clients (this process) and, given `--neo4j-pid`, of
-the database.
+"""Warm recall through `tmem serve` over HTTP (query encoding included), then `--clients`
+concurrent clients for `--seconds` while a writer adds turns, on a synthetic LoCoMo-sized memory
+(`svc-locomo`: 600 turns, 60 scenes, 500 items, about 2,460 trigger views; `--items N` a smaller
+one) imported into the database of `--uri`. Each server runs as a process (token on, build
+worker off); with `--old DIR` (a checkout of older code) a second one runs that code beside
+this one, and every measurement is made on both, interleaved, their answers compared timings
+aside. The concurrent phase records the CPU time per recall of each server, of the clients and,
+given `--neo4j-pid`, of the database.
 
     git worktree add /tmp/base main
     python -m benchmarks service --uri bolt://127.0.0.1:7687 --old /tmp/base --queries 200 \
@@ -25,15 +18,13 @@ import argparse
 import json
 import os
 import random
-import socket
-import statistics
 import threading
 import time
 from pathlib import Path
 
 import httpx
 
-from benchmarks.common import HERE, load_average, serve, stop, summary
+from benchmarks.common import HERE, load_average, own_texts, serve, stop, summary
 from tests.fixtures.synthetic import synthetic_memory
 from tmem_graph import api
 from tmem_graph.config import Settings
@@ -45,74 +36,50 @@ WRITES = "svc-locomo-live"
 TOKEN = "benchmark-token-0123456789"
 
 
-def without_timings(answer: dict) -> dict:
-    """A recall's JSON object without its timings (which differ from call to call)."""
-    return {k: v for k, v in answer.items() if k != "timings_ms"}
-
-
 def cpu_s(pid: int) -> float:
     """User + system CPU seconds a process has used so far (/proc/PID/stat)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def concurrent(base: str, clients: int, seconds: float, queries: list[str], rng: random.Random,
-               pids: dict[str, int]) -> dict:
+def concurrent(base: str, clients: int, seconds: float, queries: list[str], pids: dict[str, int]) -> dict:
     """`clients` threads recalling as fast as they can for `seconds`, while a writer adds two
     turns every 0.5 s to a fresh memory and to the one being recalled; with the CPU seconds
     each process of `pids` (and this one, the clients) used meanwhile."""
-    headers = {"Authorization": f"Bearer {TOKEN}"}
-    stop = threading.Event()
-    latencies: list[float] = []
-    errors: list[str] = []
-    adds = [0]
-    lock = threading.Lock()
+    headers, done, latencies, errors, adds = {"Authorization": f"Bearer {TOKEN}"}, threading.Event(), [], [], [0]
 
     def reader(k: int) -> None:
-        local_rng = random.Random(k)
+        rng = random.Random(k)
         with httpx.Client(base_url=base, headers=headers, timeout=60) as http:
-            while not stop.is_set():
+            while not done.is_set():
                 t0 = time.perf_counter()
                 try:
-                    r = http.post(f"/memories/{MEMORY}/recall", json={"query": local_rng.choice(queries)})
-                    ok = r.status_code == 200
+                    r = http.post(f"/memories/{MEMORY}/recall", json={"query": rng.choice(queries)})
+                    (latencies.append((time.perf_counter() - t0) * 1000) if r.status_code == 200
+                     else errors.append(r.text))
                 except httpx.HTTPError as exc:
-                    ok, r = False, exc
-                with lock:
-                    (latencies.append((time.perf_counter() - t0) * 1000) if ok else errors.append(str(r)))
+                    errors.append(str(exc))
 
     def writer() -> None:
         with httpx.Client(base_url=base, headers=headers, timeout=60) as http:
-            n = 0
-            while not stop.is_set():
-                n += 1
-                turns = [{"speaker": "Ana", "text": f"live turn {n}: {rng.choice(queries)}"},
-                         {"speaker": "Ben", "text": f"reply {n}"}]
+            while not done.is_set():
+                turns = [{"speaker": "Ana", "text": f"live turn {adds[0]}: {queries[adds[0] % len(queries)]}"},
+                         {"speaker": "Ben", "text": f"reply {adds[0]}"}]
                 for target in (WRITES, MEMORY):  # a fresh memory and the one being recalled
                     r = http.post(f"/memories/{target}/turns", json={"turns": turns})
-                    with lock:
-                        if r.status_code == 200:
-                            adds[0] += 1
-                        else:
-                            errors.append(r.text)
-                stop.wait(0.5)
+                    (errors.append(r.text) if r.status_code != 200 else adds.__setitem__(0, adds[0] + 1))
+                done.wait(0.5)
 
-    threads = [threading.Thread(target=reader, args=(k,)) for k in range(clients)]
-    threads.append(threading.Thread(target=writer))
-    cpu0 = {name: cpu_s(pid) for name, pid in pids.items()}
-    client0 = time.process_time()
-    t0 = time.perf_counter()
+    threads = [threading.Thread(target=reader, args=(k,)) for k in range(clients)] + [threading.Thread(target=writer)]
+    cpu0, client0, t0 = {name: cpu_s(pid) for name, pid in pids.items()}, time.process_time(), time.perf_counter()
     for t in threads:
         t.start()
     time.sleep(seconds)
-    stop.set()
+    done.set()
     for t in threads:
         t.join()
-    wall = time.perf_counter() - t0
-    cpu = {name: cpu_s(pid) - cpu0[name] for name, pid in pids.items()}
-    cpu["clients"] = time.process_time() - client0
-    return {"clients": clients, "seconds": wall, "recalls": len(latencies), "latencies": latencies,
-            "adds": adds[0], "errors": errors, "cpu_s": cpu}
+    cpu = {name: cpu_s(pid) - cpu0[name] for name, pid in pids.items()} | {"clients": time.process_time() - client0}
+    return {"seconds": time.perf_counter() - t0, "latencies": latencies, "adds": adds[0], "errors": errors, "cpu_s": cpu}
 
 
 def main(argv: list[str], prog: str) -> None:
@@ -137,13 +104,10 @@ def main(argv: list[str], prog: str) -> None:
         if store.exists(m):
             store.drop(m)
     api.import_memory(doc, store=store, encoder=encoder)
-    rng = random.Random(5)
-    queries = [t["text"] for t in rng.sample(doc["turns"], min(60, len(doc["turns"])))] + [
-        i["text"] for i in rng.sample(doc["items"], min(60, len(doc["items"])))]
+    queries = own_texts(doc, 60)
     sides = {"new": (HERE, args.port), **({"old": (args.old.resolve(), args.port + 1)} if args.old else {})}
     servers, bases = {}, {}
-    out: dict = {"memory": MEMORY, "cores": os.cpu_count(), "host": socket.gethostname(),
-                 "load_before": load_average()}
+    out: dict = {"memory": MEMORY, "cores": os.cpu_count(), "load_before": load_average()}
     headers = {"Authorization": f"Bearer {TOKEN}"}
     try:
         for side, (code, port) in sides.items():
@@ -158,7 +122,7 @@ def main(argv: list[str], prog: str) -> None:
         via_http: dict[str, list[float]] = {side: [] for side in clients}
         server_ms: dict[str, dict[str, list[float]]] = {side: {} for side in clients}
         in_process: list[float] = []
-        same = differ = 0
+        same = 0
         for n in range(args.queries):
             q = queries[n % len(queries)]
             answers = {}
@@ -170,9 +134,8 @@ def main(argv: list[str], prog: str) -> None:
                 answers[side] = r.json()
                 for stage, ms in answers[side]["timings_ms"].items():
                     server_ms[side].setdefault(stage, []).append(ms)
-            if len(answers) == 2:
-                same, differ = (same + 1, differ) if without_timings(answers["new"]) == without_timings(
-                    answers["old"]) else (same, differ + 1)
+            if len(answers) == 2:   # the same answer, timings aside
+                same += answers["new"] | {"timings_ms": 0} == answers["old"] | {"timings_ms": 0}
             t0 = time.perf_counter()
             memory.recall(q)
             in_process.append((time.perf_counter() - t0) * 1000)
@@ -183,32 +146,24 @@ def main(argv: list[str], prog: str) -> None:
                              for side in clients}
         out["sequential"]["python_api_ms"] = summary(in_process)
         if args.old:
-            out["sequential"]["ratio_p50_new_old"] = (statistics.median(via_http["new"])
-                                                      / statistics.median(via_http["old"]))
-            out["sequential"]["same_answers"] = {"same": same, "different": differ}
+            out["sequential"]["same_answers"] = {"same": same, "different": args.queries - same}
 
         runs: dict[str, list[dict]] = {side: [] for side in clients}
         for k in range(args.rounds):
             for side in order[k % 2:] + order[:k % 2]:
                 pids = {"server": servers[side].pid, **({"neo4j": args.neo4j_pid} if args.neo4j_pid else {})}
-                run = concurrent(bases[side], args.clients, args.seconds, queries, rng, pids)
-                runs[side].append(run)
+                runs[side].append(concurrent(bases[side], args.clients, args.seconds, queries, pids))
         out["concurrent"] = {}
         for side, done in runs.items():
             latencies = [ms for run in done for ms in run["latencies"]]
-            wall = sum(run["seconds"] for run in done)
-            errs = [e for run in done for e in run["errors"]]
             out["concurrent"][side] = {
-                "clients": args.clients, "rounds": len(done), "seconds": wall, "recalls": len(latencies),
-                "throughput_per_s": len(latencies) / wall,
-                "throughput_per_round": [run["recalls"] / run["seconds"] for run in done],
-                "adds": sum(run["adds"] for run in done), "errors": len(errs), "error_samples": errs[:5],
+                "clients": args.clients, "recalls": len(latencies),
+                "throughput_per_s": len(latencies) / sum(run["seconds"] for run in done),
+                "adds": sum(run["adds"] for run in done), "errors": sum(len(run["errors"]) for run in done),
+                "error_samples": [e for run in done for e in run["errors"]][:5],
                 "latency_ms": summary(latencies) if latencies else None,
-                "cpu_ms_per_recall": {name: 1000 * sum(run["cpu_s"][name] for run in done) / len(latencies)
-                                      for name in done[0]["cpu_s"]} if latencies else None}
-        if args.old:
-            out["concurrent"]["ratio_throughput_new_old"] = (out["concurrent"]["new"]["throughput_per_s"]
-                                                             / out["concurrent"]["old"]["throughput_per_s"])
+                "cpu_ms_per_recall": {name: 1000 * sum(run["cpu_s"][name] for run in done) / max(1, len(latencies))
+                                      for name in done[0]["cpu_s"]}}
         out["load_after"] = load_average()
     finally:
         for server in servers.values():
