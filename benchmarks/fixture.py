@@ -1,14 +1,13 @@
 """Keep an evaluation memory as a fixture in fixtures/, and load it again on any machine.
 
     # after `tmem eval locomo-plus --memory conv26-local --base conv-26 --sessions 3 --build`
-    python -m benchmarks.fixture export conv26-local --sample conv-26 --plus-base conv-26 \\
+    python -m benchmarks fixture export conv26-local --sample conv-26 --plus-base conv-26 \\
         -o fixtures/conv26-local.json
     # on a fresh clone: the turns' texts come back from ../shared/data
-    python -m benchmarks.fixture import fixtures/conv26-local.json [more fixtures …] [--replace]
+    python -m benchmarks fixture import fixtures/conv26-local.json [more fixtures …] [--replace]
 
-The fixture is the memory's `tmem-memory/1` export with the turn texts the data folder holds
-stripped (tmem_graph/evaluate/fixtures.py); scenes, topics, items, triggers and personas, all
-written by the construction model, are kept whole.
+A fixture is the memory's export without the turn texts the data folder holds
+(tmem_graph/evaluate/fixtures.py); what the construction model wrote is kept whole.
 """
 
 from __future__ import annotations
@@ -22,8 +21,8 @@ from tmem_graph.errors import TmemError
 from tmem_graph.evaluate import fixtures
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str], prog: str) -> None:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("export", help="write a memory as a fixture")
     ex.add_argument("memory")
@@ -33,7 +32,7 @@ def main() -> None:
     im = sub.add_parser("import", help="import fixtures, each one memory, their texts re-attached from the data folder")
     im.add_argument("fixtures", type=Path, nargs="+")
     im.add_argument("--replace", action="store_true")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     try:
         run(args)
     except TmemError as exc:  # a user's mistake or a missing server: the message, not a traceback
@@ -59,6 +58,3 @@ def run(args: argparse.Namespace) -> None:
                 print(f"warning: {path}: {w}")
             print(f"{memory.id}: {memory.stats()['scenes']} scenes imported")
 
-
-if __name__ == "__main__":
-    main()

@@ -1,18 +1,13 @@
 """How much of a memory's exact rankings recall's index searches return.
 
-For each memory named, `--queries` texts drawn from the memory itself (its items' and turns'
-texts, encoded with the memory's own encoder) are searched in each vector index recall uses,
-filtered to the memory (and trigger family), asking for `k × f` entries for each over-fetch
-factor `f`; recall@k is the share of the exact top k (every entry's cosine, in Cypher) that the
-search's first k hold. The BM25 rankings of `retrieve/rankings` (the full-text index's
-candidates scored on the memory's statistics) are held to `lexical.Bm25` over every text of the
-memory the same way, for each factor as `cascade.BM25_OVERFETCH`. Index settings are read off
-the server and printed with the figures:
+For each memory, `--queries` of its own item and turn texts (encoded with its encoder) are
+searched in each vector index recall uses, filtered to the memory (and trigger family), asking
+for `k × f` entries for each over-fetch factor `f`; recall@k is the share of the exact top k
+(every entry's cosine, in Cypher) that the search's first k hold. The BM25 rankings of
+`retrieve/rankings` are held to `lexical.Bm25` over every text of the memory the same way, at
+the over-fetch recall uses (`cascade.BM25_OVERFETCH`). The index settings are printed too:
 
-    python -m benchmarks.index_recall --memory conv26-full --memory synth-10k --queries 40 \\
-        --factor 1 --factor 2 --factor 3
-
-Figures in docs/retrieval.md ("Vector rankings from Neo4j's indexes").
+    python -m benchmarks index-recall --memory conv26-full --queries 20 --factor 1 --factor 2
 """
 
 from __future__ import annotations
@@ -29,31 +24,27 @@ from tmem_graph.retrieve.lexical import KINDS, Bm25, query_terms
 from tmem_graph.encode import get_encoder
 from tmem_graph.store import Store
 
-# what recall asks each ranking for by default: (label, property, family, k); a scene's Horizon
-# vector is one component longer than the encoder's (store/scene_horizon: the query gets a 0)
+# what recall asks each ranking for by default: (label, property, family, k, index); a scene's
+# Horizon vector is one component longer than the encoder's (store/scene_horizon: the query gets a 0)
 RANKINGS = {
-    "topic_embedding": ("Topic", "embedding", None, 50),
-    "scene_dialogue_embedding": ("Scene", "dialogue_embedding", None, 50),
-    "turn_embedding": ("Turn", "passage_embedding", None, 80),
-    "item_embedding": ("Item", "embedding", None, 50),
-    "trigger item": ("Trigger", "embedding", "item", 80),
-    "scene views": ("SceneView", "embedding", "scene", 200),
-    "scene_horizon_embedding": ("Scene", "horizon_embedding", None, 1000),
+    "topic_embedding": ("Topic", "embedding", None, 50, "topic_embedding"),
+    "scene_dialogue_embedding": ("Scene", "dialogue_embedding", None, 50, "scene_dialogue_embedding"),
+    "turn_embedding": ("Turn", "passage_embedding", None, 80, "turn_embedding"),
+    "item_embedding": ("Item", "embedding", None, 50, "item_embedding"),
+    "trigger item": ("Trigger", "embedding", "item", 80, "trigger_embedding"),
+    "scene views": ("SceneView", "embedding", "scene", 200, "scene_view_embedding"),
+    "scene_horizon_embedding": ("Scene", "horizon_embedding", None, 1000, "scene_horizon_embedding"),
 }
-def _search(label: str, index: str, family_filter: str = "") -> str:
-    return ("CYPHER 25 MATCH (n:" + label + ") SEARCH n IN (VECTOR INDEX " + index +
-            " FOR $vector WHERE n.memory_id = $memory_id" + family_filter + " LIMIT $fetch) SCORE AS score "
-            "RETURN elementId(n) AS id, score ORDER BY score DESC LIMIT $k")
 
 
-# one query per index: an index or label name cannot be a parameter (these are fixed names, no value)
-SEARCH = {("Topic", "embedding"): _search("Topic", "topic_embedding"),
-          ("Scene", "dialogue_embedding"): _search("Scene", "scene_dialogue_embedding"),
-          ("Turn", "passage_embedding"): _search("Turn", "turn_embedding"),
-          ("Item", "embedding"): _search("Item", "item_embedding"),
-          ("Trigger", "embedding"): _search("Trigger", "trigger_embedding", " AND n.family = $family"),
-          ("SceneView", "embedding"): _search("SceneView", "scene_view_embedding", " AND n.family = $family"),
-          ("Scene", "horizon_embedding"): _search("Scene", "scene_horizon_embedding")}
+def search(label: str, index: str, family: str | None) -> str:
+    """The index search of one ranking: an index or label name cannot be a parameter (these are
+    fixed names, no value)."""
+    return ("CYPHER 25 MATCH (n:" + label + ") SEARCH n IN (VECTOR INDEX " + index + " FOR $vector WHERE "
+            "n.memory_id = $memory_id" + (" AND n.family = $family" if family else "") + " LIMIT $fetch) "
+            "SCORE AS score RETURN elementId(n) AS id, score ORDER BY score DESC LIMIT $k")
+
+
 EXACT = """MATCH (n:$($label) {memory_id: $memory_id})
 WHERE ($family IS NULL OR n.family = $family) AND size(n[$prop]) = size($vector)
 WITH n, vector.similarity.cosine(n[$prop], $vector) AS score
@@ -80,7 +71,7 @@ def measure(store: Store, memory_id: str, n: int, factors: list[float], seed: in
     print(f"\n{memory_id} ({header['encoder']}, {len(vectors)} queries)")
     print(f"{'ranking':26} {'held':>7} {'k':>5} " + " ".join(f"{'f=' + str(f):>16}" for f in factors) + f" {'exact ms':>9}")
     with store.session("READ") as s:
-        for name, (label, prop, family, k) in RANKINGS.items():
+        for name, (label, prop, family, k, index) in RANKINGS.items():
             longer = [0.0] if prop == "horizon_embedding" else []
             held = s.run("CYPHER 25 " + COUNT, label=label, memory_id=pid, family=family, prop=prop,
                          dim=header["dim"] + len(longer)).single()["held"]
@@ -100,7 +91,7 @@ def measure(store: Store, memory_id: str, n: int, factors: list[float], seed: in
                 shares, took = [], []
                 for v, want in zip(vectors, truth):
                     t0 = time.perf_counter()
-                    got = {r["id"] for r in s.run(SEARCH[(label, prop)], memory_id=pid, family=family,
+                    got = {r["id"] for r in s.run(search(label, index, family), memory_id=pid, family=family,
                                                   vector=[*v, *longer],
                                                   fetch=fetch, k=kk)}
                     took.append((time.perf_counter() - t0) * 1000)
@@ -118,7 +109,7 @@ RETURN COLLECT { MATCH (t:Topic {memory_id: $memory_id}) RETURN [t.id, t.title, 
                  RETURN [t.id, t.text] } AS turns"""
 
 
-def measure_bm25(store: Store, memory_id: str, n: int, factors: list[float], seed: int) -> None:
+def measure_bm25(store: Store, memory_id: str, n: int, seed: int) -> None:
     """recall@k of each BM25 ranking of `retrieve/rankings` against `lexical.Bm25` over every text."""
     header = store.memory(memory_id)
     pid = header["pid"]
@@ -127,42 +118,36 @@ def measure_bm25(store: Store, memory_id: str, n: int, factors: list[float], see
         row = s.run(TEXTS, memory_id=pid).single()
     exact = {kind: Bm25(((r[0], dict(zip(boosts, r[1:]))) for r in row[f"{kind}s"]), boosts)
              for kind, boosts in KINDS.items()}
-    cfg = RetrievalSettings(budget_tokens=2000)   # the turn lane too (k = 80)
+    run = cascade.Cascade(store, RetrievalSettings(budget_tokens=2000))   # the turn lane too (k = 80)
+    stats = run.statistics(pid, None)
     vector = [1.0] + [0.0] * (header["dim"] - 1)
     names = {"topic": "topic_bm25", "scene": "scene_bm25", "item": "item_bm25", "turn": "lane_bm25"}
-    print(f"\n{memory_id} BM25 ({len(texts)} queries): recall@k against every text, mean/min and median ms")
-    cells: dict[str, list[str]] = {kind: [] for kind in KINDS}
-    for f in factors:
-        cascade.BM25_OVERFETCH = f
-        run = cascade.Cascade(store, cfg)
-        stats = run.statistics(pid, None)
-        shares: dict[str, list[float]] = {kind: [] for kind in KINDS}
-        took = []
-        for text in texts:
-            terms = query_terms(text)
-            params = run._ranking_params(pid, text, terms, stats, vector, None, frozenset())
-            t0 = time.perf_counter()
-            got = store.run("retrieve/rankings", **params, past_commit=True)[0]
-            took.append((time.perf_counter() - t0) * 1000)
-            for kind, name in names.items():
-                k = params["bm25"][kind]["k"]
-                want = {key for key, _ in exact[kind].rank(terms, k)}
-                shares[kind].append(len(set(got[f"{name}_ids"]) & want) / len(want) if want else 1.0)
-        for kind in KINDS:
-            cells[kind].append(f"{statistics.mean(shares[kind]):.4f}/{min(shares[kind]):.2f}")
-        print(f"  f={f}: rankings query median {statistics.median(took):.0f} ms")
+    shares: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    took = []
+    for text in texts:
+        terms = query_terms(text)
+        params = run._ranking_params(pid, text, terms, stats, vector, None, frozenset())
+        t0 = time.perf_counter()
+        got = store.run("retrieve/rankings", **params, past_commit=True)[0]
+        took.append((time.perf_counter() - t0) * 1000)
+        for kind, name in names.items():
+            want = {key for key, _ in exact[kind].rank(terms, params["bm25"][kind]["k"])}
+            shares[kind].append(len(set(got[f"{name}_ids"]) & want) / len(want) if want else 1.0)
+    print(f"\n{memory_id} BM25 ({len(texts)} queries, over-fetch {cascade.BM25_OVERFETCH}): recall@k against "
+          f"every text; rankings query median {statistics.median(took):.0f} ms\n")
+    print("| ranking | mean | min |\n|---|---|---|")
     for kind in KINDS:
-        print(f"  {kind:8} " + " ".join(f"{'f=' + str(f) + ' ' + c:>20}" for f, c in zip(factors, cells[kind])))
+        print(f"| {kind} | {statistics.mean(shares[kind]):.4f} | {min(shares[kind]):.2f} |")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str], prog: str) -> None:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("--memory", action="append", required=True)
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--factor", type=float, action="append")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--what", choices=("vectors", "bm25", "both"), default="both")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     settings = Settings.from_env()
     with Store(settings) as store:
         with store.session("READ") as s:
@@ -173,8 +158,5 @@ def main() -> None:
             if args.what != "bm25":
                 measure(store, memory_id, args.queries, args.factor or [1.0, 2.0, 3.0], args.seed)
             if args.what != "vectors":
-                measure_bm25(store, memory_id, args.queries, args.factor or [1.0, 2.0, 3.0], args.seed)
+                measure_bm25(store, memory_id, args.queries, args.seed)
 
-
-if __name__ == "__main__":
-    main()

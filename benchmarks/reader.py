@@ -2,20 +2,19 @@
 same LoCoMo-Plus probes answered from the evidence of several systems at equal tokens, by a
 reader that cannot tell the systems apart, then judged blind for awareness of the cue.
 
-    python -m benchmarks.reader write --memory conv42-strong --base conv-42 --out eval-out/reader/conv42
-    python -m benchmarks.reader write --memory conv-30-strong \\
+    python -m benchmarks reader write --memory conv42-strong --base conv-42 --out eval-out/reader/conv42
+    python -m benchmarks reader write --memory conv-30-strong \\
         --probes ../shared/data/strong-triggers/conv-30-probes.json --out eval-out/reader/conv30s
     #   a strong model answers DIR/blind/answer.jsonl into DIR/blind/replies.jsonl (DIR/blind/README.md)
-    python -m benchmarks.reader judge-files --out eval-out/reader/conv42
+    python -m benchmarks reader judge-files --out eval-out/reader/conv42
     #   each judge reads DIR/judge/judge.jsonl and writes DIR/judge/verdicts-<name>.jsonl (DIR/judge/README.md)
-    python -m benchmarks.reader report eval-out/reader/conv42 eval-out/reader/conv30s
+    python -m benchmarks reader report eval-out/reader/conv42 eval-out/reader/conv30s
 
 `write` builds, for every probe, the evidence each system hands over: `tmem` the answer
 evidence (`Memory.evidence` of the recall `ask` makes), `by-date` the same with its associative
-pointers grouped by day in time order (the layout before they were listed in the recall's
-order), `dense` and `hybrid` the turns of flat
-retrieval in rank order, cut at the `tmem` evidence's tokens (its persona aside, as `tmem eval`
-cuts them) and written as dated turn lines under the same opening line. The blocks get random
+pointers grouped by day in time order, `dense` and `hybrid` the turns of flat retrieval in rank
+order, cut at the `tmem` evidence's tokens (its persona aside, as `tmem eval` cuts them) and
+written as dated turn lines under the same opening line. The blocks get random
 ids and are shuffled together; which system made which stays in DIR/key.json, which neither
 the reader nor the judges are shown. `report` gives per system the aware rate (each judge's,
 and the mean), the judges' agreement, paired wins and losses against `tmem`, and the aware
@@ -29,18 +28,15 @@ import dataclasses
 import json
 import random
 import statistics
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tmem_graph import api  # noqa: E402
-from tmem_graph.config import Settings  # noqa: E402
-from tmem_graph.evaluate import data as ev, runner  # noqa: E402
-from tmem_graph.evaluate.flat import cut_at_budget  # noqa: E402
-from tmem_graph.retrieve.evidence import (day, format_evidence, lane_only, listed_lines, opening,  # noqa: E402
+from tmem_graph import api
+from tmem_graph.config import Settings
+from tmem_graph.evaluate import data as ev, runner
+from tmem_graph.evaluate.flat import cut_at_budget
+from tmem_graph.retrieve.evidence import (day, format_evidence, lane_only, listed_lines, opening,
                                           pointer_line)
-from tmem_graph.store import Store  # noqa: E402
+from tmem_graph.store import Store
 
 SYSTEMS = ("tmem", "by-date", "dense", "hybrid")
 READER = """# Answer each message from its memory evidence
@@ -193,8 +189,8 @@ def report(args) -> None:
         print(f"| {s} | " + " | ".join(f"{statistics.mean(v):.2f} ({len(v)})" if v else "-" for v in bins.values()) + " |")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str], prog: str) -> None:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     modes = ap.add_subparsers(dest="mode", required=True)
     w = modes.add_parser("write", help="the blind evidence blocks of a memory's probes, and their key")
     where = w.add_mutually_exclusive_group(required=True)
@@ -212,9 +208,6 @@ def main() -> None:
     j.add_argument("--out", type=Path, required=True)
     r = modes.add_parser("report", help="aware rates, agreement, paired wins, by cue position")
     r.add_argument("dirs", type=Path, nargs="+")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     {"write": write, "judge-files": judge_files, "report": report}[args.mode](args)
 
-
-if __name__ == "__main__":
-    main()

@@ -1,18 +1,14 @@
 """Re-score every committed evaluation memory from a fresh clone, in one command, no LLM:
 
-    python -m benchmarks.rescore                      # every fixture in fixtures/
-    python -m benchmarks.rescore fixtures/conv26-full.json --out eval-out/rescore
+    python -m benchmarks rescore                      # every fixture in fixtures/
+    python -m benchmarks rescore fixtures/conv26-full.json --out eval-out/rescore
 
-For each fixture (fixtures/README.md) it imports the memory (the turns' texts re-attached
-from ../shared/data; a memory of the same id already on the server is an error unless
-`--replace`, which deletes it first), then runs what docs/evaluation.md reports
-on it: `tmem eval construction`, `tmem eval locomo` on the sessions the fixture has built,
-`benchmarks/budget_curve.py` at 500 … 4,000 evidence tokens, `benchmarks/ceiling.py locomo`, and,
-when LoCoMo-Plus cues are stitched in, `tmem eval locomo-plus` and `benchmarks/ceiling.py plus`
-on the probes whose cues are built. Reports go to
-`<out>/<memory>/`; the headline figures (construction targets, the cascade against the best
-flat baseline at each budget, cue S@5) are printed at the end and written to
-`<out>/summary.md`. Set NEO4J_URI for a server other than the local one (`tmem db start`).
+For each fixture (fixtures/README.md) it imports the memory (texts re-attached from
+../shared/data; `--replace` replaces a memory of the same id), then runs what
+docs/evaluation.md reports on the sessions it has built: `tmem eval construction`, `tmem eval
+locomo`, `recall-quality` at 500 … 4,000 evidence tokens and, with LoCoMo-Plus cues stitched
+in, `tmem eval locomo-plus` on the probes whose cues are built. Reports go to `<out>/<memory>/`,
+the headline figures to the output and `<out>/summary.md`.
 """
 
 from __future__ import annotations
@@ -24,12 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tmem_graph.evaluate.fixtures import built_probes, built_sessions  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-BUDGETS = ("500", "1000", "2000", "4000")
+from benchmarks.common import HERE as ROOT
+from tmem_graph.evaluate.fixtures import built_probes, built_sessions
 
 
 def run(step: str, argv: list[str], log: list[dict]) -> None:
@@ -41,7 +33,7 @@ def run(step: str, argv: list[str], log: list[dict]) -> None:
         raise SystemExit(f"rescore: {step} failed (exit {done.returncode}); the command is above")
 
 
-def rescore(path: Path, out: Path, log: list[dict], replace: bool) -> dict:
+def rescore(path: Path, out: Path, log: list[dict], replace: bool, budgets: list[str]) -> dict:
     fixture = json.loads(path.read_text())
     memory, sources = fixture["memory_id"], fixture.get("texts_from", {})
     sample, plus = sources.get("locomo"), sources.get("locomo_plus_base")
@@ -49,9 +41,9 @@ def rescore(path: Path, out: Path, log: list[dict], replace: bool) -> dict:
         raise SystemExit(f"rescore: {path}: no texts_from.locomo, not a LoCoMo fixture")
     sessions, probes = built_sessions(fixture), built_probes(fixture) if plus else 0
     where = out / memory
-    py, tmem = sys.executable, [sys.executable, "-m", "tmem_graph.cli"]
+    kit, tmem = [sys.executable, "-m", "benchmarks"], [sys.executable, "-m", "tmem_graph.cli"]
     run(f"{memory}: schema", tmem + ["schema", "apply"], log)   # idempotent; a fresh server has none
-    run(f"{memory}: import", [py, "-m", "benchmarks.fixture", "import", str(path)] + (["--replace"] if replace else []), log)
+    run(f"{memory}: import", kit + ["fixture", "import", str(path)] + (["--replace"] if replace else []), log)
     if sessions == 0:
         print(f"{memory}: no session fully built, nothing to score")
         return {"memory": memory, "sessions": 0}
@@ -60,18 +52,13 @@ def rescore(path: Path, out: Path, log: list[dict], replace: bool) -> dict:
                                            *scope, "--out", str(where)], log)
     run(f"{memory}: locomo", tmem + ["eval", "locomo", "--memory", memory, "--sample", sample, *scope,
                                      "--no-ablations", "--out", str(where)], log)
-    run(f"{memory}: budget curve", [py, "benchmarks/budget_curve.py", "--memory", memory, "--sample", sample,
-                                    *scope, "--budgets", *BUDGETS, "--out", str(where / "budget.png"),
-                                    "--json", str(where / "budget.json")], log)
-    run(f"{memory}: ceiling, locomo", [py, "benchmarks/ceiling.py", "locomo", "--memory", memory, "--sample", sample,
-                                       *scope, "--budgets", *BUDGETS, "--json", str(where / "ceiling-locomo.json")], log)
+    run(f"{memory}: recall quality", kit + ["recall-quality", "--memory", memory, "--sample", sample, *scope,
+                                              "--budgets", *budgets, "--plot", str(where / "budget.png"),
+                                              "--json", str(where / "budget.json")], log)
     if plus and probes:
         run(f"{memory}: locomo-plus", tmem + ["eval", "locomo-plus", "--memory", memory, "--base", plus,
                                               *scope, "--limit", str(probes), "--no-ablations",
                                               "--out", str(where)], log)
-        run(f"{memory}: ceiling, locomo-plus", [py, "benchmarks/ceiling.py", "plus", "--memory", memory, "--base", plus,
-                                                "--limit", str(probes), "--budgets", *BUDGETS,
-                                                "--json", str(where / "ceiling-plus.json")], log)
     return {"memory": memory, "sessions": sessions, "probes": probes, "out": str(where)}
 
 
@@ -101,27 +88,17 @@ def headline(done: dict) -> list[str]:
         lines += ["", "LoCoMo-Plus cue S@5: " + ", ".join(f"{k} {v['S@5']:.3f}" for k, v in summary.items()),
                   "LoCoMo-Plus cue handed at the same tokens: "
                   + ", ".join(f"{k} {v['cue handed']:.3f}" for k, v in summary.items() if v.get("cue handed") is not None)]
-    for name, flat in (("locomo", "hybrid"), ("plus", "dense")):
-        ceiling = where / f"ceiling-{name}.json"
-        if ceiling.is_file():
-            report = json.loads(ceiling.read_text())
-            # the cascade's own figure first: the ceiling (its evidence without the lane ∪ the
-            # flat baseline's, each whole) is an upper bound, not the product's
-            lines += ["", f"{name} (benchmarks/ceiling.py), cascade / ceiling vs {flat}: " + ", ".join(
-                f"{budget} {row['cascade']:.3f} / {row['ceiling']:.3f} vs {row[flat]:.3f} "
-                f"({100 * (row['cascade'] - row[flat]):+.1f} / {100 * (row['ceiling'] - row[flat]):+.1f})"
-                for budget, row in report["results"].items())
-                + (f"; reach {report['reach']:.3f}" if "reach" in report else "")]
     return lines + [""]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str], prog: str) -> None:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     ap.add_argument("fixtures", nargs="*", type=Path, help="fixture files (default: every fixtures/*.json)")
     ap.add_argument("--out", type=Path, default=ROOT / "eval-out" / "rescore")
     ap.add_argument("--replace", action="store_true",
                     help="replace memories of the fixtures' ids already on the server (they are deleted first)")
-    args = ap.parse_args()
+    ap.add_argument("--budgets", nargs="+", default=["500", "1000", "2000", "4000"], help="evidence budgets")
+    args = ap.parse_args(argv)
     args.out = args.out.resolve()   # the steps run from the repository's root
     paths = args.fixtures or sorted((ROOT / "fixtures").glob("*.json"))
     missing = [p for p in paths if not p.is_file()]
@@ -129,7 +106,7 @@ def main() -> None:
         raise SystemExit(f"rescore: no such fixture: {', '.join(map(str, missing))}")
     log: list[dict] = []
     started = time.perf_counter()
-    done = [rescore(p.resolve(), args.out, log, args.replace) for p in paths]
+    done = [rescore(p.resolve(), args.out, log, args.replace, args.budgets) for p in paths]
     lines = [line for d in done if d["sessions"] for line in headline(d)]
     lines += [f"{len(log)} steps in {time.perf_counter() - started:.0f} s; reports in {args.out}"]
     args.out.mkdir(parents=True, exist_ok=True)
@@ -137,6 +114,3 @@ def main() -> None:
     (args.out / "steps.json").write_text(json.dumps(log, indent=1))
     print("\n" + "\n".join(lines))
 
-
-if __name__ == "__main__":
-    main()

@@ -1,31 +1,24 @@
 """Recall as a memory grows: warm recall over HTTP, a fresh process's first recall, and what a
 process holds after recalling every memory, side by side with an older checkout.
 
-`load` imports synthetic memories (`tests/fixtures/synthetic.py`, hash vectors of the
-`fake:384` encoder, so that no model's encoding time enters the figures) into the database of
-NEO4J_URI: `scale-<n>` for each `--items n`, `--small` memories of 20 items (`scale-small-NNNN`)
-beside them, and the example memory under the same encoder (`scale-example`):
+`load` imports synthetic memories (`tests/fixtures/synthetic.py`; the `fake:384` encoder, so
+that no model's encoding enters the figures) into NEO4J_URI's database: `scale-<n>` for each
+`--items n`, `--small` memories of 20 items (`scale-small-NNNN`), and the example (`scale-example`):
 
-    TMEM_ENCODER=fake:384 python -m benchmarks.scale load --items 1000 --items 10000 --small 1000
+    TMEM_ENCODER=fake:384 python -m benchmarks scale load --items 1000 --items 10000 --small 1000
 
-`run` starts `tmem serve` from this checkout and, with `--old DIR` (a checkout of older code,
-e.g. `git worktree add /tmp/old <commit>`), from that one beside it, both on the same database
-with the same encoder; then, for each memory, `--queries` recalls over HTTP (the query encoded
-by the server), the servers in turn; a fresh `tmem recall` from each checkout, `--fresh` times
-per memory; and each server's RSS when idle (after one recall of the example) and after
-recalling every memory:
+`run` starts `tmem serve` from this checkout (and with `--old DIR` from an older checkout beside
+it); then per memory `--queries` recalls over HTTP, the servers in turn, and `--fresh` times a
+fresh `tmem recall` of each checkout; and each server's RSS when idle and after every recall:
 
-    TMEM_ENCODER=fake:384 python -m benchmarks.scale run --memory scale-example --memory scale-1000 \\
+    TMEM_ENCODER=fake:384 python -m benchmarks scale run --memory scale-example --memory scale-1000 \\
         --memory scale-10000 --old /tmp/old --queries 100 --fresh 3
 
-`parts` times the first query of a recall (`retrieve/rankings`, the server's own time, median of
-`--rounds`) on each memory as shipped and with one part changed: no Horizon list, no scan of
-small memories (every ranking searched):
+`parts`: the server's time of a recall's first query (`retrieve/rankings`, median of `--rounds`)
+as shipped, without the Horizon list, and with every ranking searched (no scan):
 
-    TMEM_ENCODER=fake:384 python -m benchmarks.scale parts --memory scale-example --memory scale-10000 \
+    TMEM_ENCODER=fake:384 python -m benchmarks scale parts --memory scale-example --memory scale-10000 \
         --memory scale-100000 --rounds 7
-
-Figures in docs/benchmarks.md ("Recall at scale") and docs/retrieval.md ("Vector rankings").
 """
 
 from __future__ import annotations
@@ -34,7 +27,7 @@ import argparse
 import json
 import os
 import random
-import socket
+import re
 import statistics
 import subprocess
 import sys
@@ -44,33 +37,30 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from benchmarks._common import load_average, pct, proc_status
+from benchmarks.common import HERE, load_average, pct, proc_status, serve, stop
 from tests.conftest import load_fixture
-from tests.fixtures.processes import wait_for_http
 from tests.fixtures.synthetic import CHANNELS, FEELINGS, PLACES, THINGS, VERBS, synthetic_memory
 from tmem_graph import api
 from tmem_graph.config import Settings
-from tmem_graph.encode.fake import _WORD, FakeEncoder
+from tmem_graph.encode import Encoder
+from tmem_graph.encode.fake import FakeEncoder
 
-HERE = Path(__file__).resolve().parents[1]
 
-
-class CachedFake(FakeEncoder):
-    """`fake:384` with each word's vector computed once (the synthetic vocabulary is small): the
-    same vectors as FakeEncoder, which the servers use for the queries, many times faster."""
+class CachedFake(Encoder):
+    """`fake:384`'s vectors (a text's: the normalised sum of its words'), each word's computed
+    once: the synthetic vocabulary is small, so many times faster; the servers encode the queries
+    with `fake:384` itself."""
 
     def __init__(self, dim: int = 384):
-        super().__init__(dim)
-        self._words: dict[str, np.ndarray] = {}
+        self.fake, self.name, self.dim, self.words = FakeEncoder(dim), f"fake:{dim}", dim, {}
 
     def encode(self, texts, batch_size: int = 64) -> list[list[float]]:
         out = []
         for text in texts:
-            total = np.zeros(self.dim)
-            for word in _WORD.findall(text.lower()):
-                if word not in self._words:
-                    self._words[word] = np.asarray(self._word(word))
-                total += self._words[word]
+            words = re.findall(r"\w+", text.lower())
+            new = [w for w in dict.fromkeys(words) if w not in self.words]
+            self.words.update(zip(new, map(np.asarray, self.fake.encode(new))))
+            total = sum((self.words[w] for w in words), np.zeros(self.dim))
             norm = float(np.linalg.norm(total))
             out.append((total / norm).tolist() if norm > 0 else [1.0] + [0.0] * (self.dim - 1))
         return out
@@ -107,26 +97,6 @@ def queries(n: int, seed: int = 11) -> list[str]:
     return out
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def env_for(checkout: Path) -> dict:
-    return {**os.environ, "PYTHONPATH": str(checkout)}
-
-
-def serve(checkout: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tmem_graph.cli", "serve", "--port", str(port), "--no-worker"],
-                            cwd=checkout, env=env_for(checkout), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    wait_for_http(url + "/health", proc)
-    return proc, url
-
-
 def run(memories: list[str], old: Path | None, n: int, fresh: int, out: Path | None) -> None:
     sides = {"new": HERE} | ({"old": old} if old else {})
     servers = {name: serve(path) for name, path in sides.items()}
@@ -147,7 +117,6 @@ def run(memories: list[str], old: Path | None, n: int, fresh: int, out: Path | N
                         times[name].append((time.perf_counter() - t0) * 1000)
                 result["http"][memory] = {name: {"p50": statistics.median(t), "p95": pct(t, 95)}
                                           for name, t in times.items()}
-                print(memory, json.dumps(result["http"][memory]), flush=True)
             for name, (proc, _) in servers.items():
                 status = proc_status(proc.pid, "VmRSS", "VmHWM")
                 result["rss"][name].update(after=status["VmRSS"], peak=status["VmHWM"])
@@ -159,18 +128,25 @@ def run(memories: list[str], old: Path | None, n: int, fresh: int, out: Path | N
                     t0 = time.perf_counter()
                     done = subprocess.run([sys.executable, "-m", "tmem_graph.cli", "recall", memory,
                                            "Where should the team go for dinner on Friday?"],
-                                          cwd=path, env=env_for(path), capture_output=True, text=True)
+                                          cwd=path, env={**os.environ, "PYTHONPATH": str(path)},
+                                          capture_output=True, text=True)
                     walls.append((time.perf_counter() - t0) * 1000)
                     if done.returncode:
                         raise SystemExit(f"{name} recall of {memory} failed: {done.stderr[-500:]}")
                 result["fresh"][memory][name] = statistics.median(walls)
-            print(memory, "fresh", json.dumps(result["fresh"][memory]), flush=True)
     finally:
         for proc, _ in servers.values():
-            proc.terminate()
-            proc.wait(timeout=60)
+            stop(proc)
     result["load_end"] = load_average()
-    print(json.dumps(result, indent=1))
+    names = list(sides)[::-1]   # old first: "before → today"
+    print(f"\nload {result['load_start']} → {result['load_end']}; checkouts: {' → '.join(names)}\n")
+    print("| memory | HTTP p50 / p95 | fresh `tmem recall` |\n|---|---|---|")
+    for memory in memories:
+        http, fresh = result["http"][memory], result["fresh"][memory]
+        print(f"| {memory} | " + " → ".join(f"{http[n]['p50']:.1f} / {http[n]['p95']:.1f} ms" for n in names)
+              + " | " + " → ".join(f"{fresh[n] / 1000:.2f} s" for n in names) + " |")
+    print("\nserver RSS, idle → after every recall: " + ", ".join(
+        f"{n} {result['rss'][n]['idle'] / 2**20:.0f} → {result['rss'][n]['after'] / 2**20:.0f} MiB" for n in names))
     if out:
         out.write_text(json.dumps(result, indent=1))
 
@@ -203,8 +179,8 @@ def parts(memories: list[str], rounds: int) -> None:
             print(f"| {memory} | " + " | ".join(f"{statistics.median(t):.0f} ms" for t in times.values()) + " |")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str], prog: str) -> None:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("load")
     p.add_argument("--items", type=int, action="append", default=[])
@@ -218,7 +194,7 @@ def main() -> None:
     p = sub.add_parser("parts")
     p.add_argument("--memory", action="append", required=True)
     p.add_argument("--rounds", type=int, default=7)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.command == "load":
         load(args.items, args.small)
     elif args.command == "parts":
@@ -226,6 +202,3 @@ def main() -> None:
     else:
         run(args.memory, args.old, args.queries, args.fresh, args.out)
 
-
-if __name__ == "__main__":
-    main()

@@ -78,8 +78,8 @@ class Store:
         # ones committed, so a recall after an add sees it on any member of a cluster
         self.bookmarks = GraphDatabase.bookmark_manager()
         self.closed = False
-        # called after every `run` as listener(name, params, wall_ms, server_ms): benchmarks
-        # time the named queries through it instead of running query text themselves
+        # called after every `run` and `tx_run` as listener(name, params, wall_ms, server_ms):
+        # benchmarks time the named queries through it instead of running query text themselves
         self.query_listeners: list[Callable[[str, dict, float, float], None]] = []
 
     def close(self) -> None:
@@ -144,13 +144,17 @@ class Store:
         with self.session(access_mode(name)) as s:
             result = s.run(query(name), unlogged(params))
             rows = [record_data(r) for r in result]
-            if self.query_listeners:
-                summary = result.consume()
-                server_ms = (summary.result_available_after or 0) + (summary.result_consumed_after or 0)
-                wall_ms = (time.perf_counter() - t0) * 1000
-                for listener in self.query_listeners:
-                    listener(name, params, wall_ms, server_ms)
+            self._tell(name, params, t0, result)
             return rows
+
+    def _tell(self, name: str, params: dict, t0: float, result: neo4j.Result) -> None:
+        """Pass a query's wall time since `t0` and the server's own time to the listeners."""
+        if self.query_listeners:
+            summary = result.consume()
+            server_ms = (summary.result_available_after or 0) + (summary.result_consumed_after or 0)
+            wall_ms = (time.perf_counter() - t0) * 1000
+            for listener in self.query_listeners:
+                listener(name, params, wall_ms, server_ms)
 
     @contextmanager
     def transaction(self) -> Iterator[neo4j.Transaction]:
@@ -169,8 +173,13 @@ class Store:
                 raise
 
     def tx_run(self, tx: neo4j.Transaction, name: str, **params: Any) -> list[dict]:
+        """Run the named query inside `tx`; its records as dicts."""
+        t0 = time.perf_counter()
         with self._translated(name):
-            return [record_data(r) for r in tx.run(query(name), unlogged(params))]
+            result = tx.run(query(name), unlogged(params))
+            rows = [record_data(r) for r in result]
+            self._tell(name, params, t0, result)
+            return rows
 
     @contextmanager
     def _translated(self, name: str) -> Iterator[None]:

@@ -1,24 +1,22 @@
-"""Helpers every benchmark shares: the machine's state recorded beside each figure, sizes on
-disk and in memory, and percentiles."""
+"""What the kit's commands share: the machine's state beside each figure, process sizes,
+percentiles, the queries, and `tmem serve` started from a checkout."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import platform
-import statistics
+import random
+import socket
+import subprocess
 import sys
 from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
 
 
 def load_average() -> list[float]:
     """The 1-, 5- and 15-minute load averages (a noisy machine shows here)."""
     return [round(x, 2) for x in os.getloadavg()]
-
-
-def machine() -> dict:
-    return {"cpus": os.cpu_count(), "platform": platform.platform(), "python": sys.version.split()[0],
-            "mem_total_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)}
 
 
 def du(path: Path) -> int:
@@ -53,8 +51,9 @@ def pct(values: list[float], p: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
-def median(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
+def summary(values: list[float]) -> dict:
+    """n, p50, p95 and max of some timings."""
+    return {"n": len(values), "p50": pct(values, 50), "p95": pct(values, 95), "max": pct(values, 100)}
 
 
 def locomo_queries(sample_id: str, count: int, plus_base: str | None = None) -> list[str]:
@@ -71,3 +70,35 @@ def locomo_queries(sample_id: str, count: int, plus_base: str | None = None) -> 
                                                   plus_base)][:count]
         questions = [q for pair in zip(questions, probes) for q in pair]
     return questions
+
+
+def own_texts(doc: dict, n: int) -> list[str]:
+    """`n` texts of a memory document's turns and as many of its items, drawn with a fixed seed."""
+    rng = random.Random(5)
+    return ([t["text"] for t in rng.sample(doc["turns"], min(n, len(doc["turns"])))]
+            + [i["text"] for i in rng.sample(doc["items"], min(n, len(doc["items"])))])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(checkout: Path, port: int | None = None, env: dict | None = None) -> tuple[subprocess.Popen, str]:
+    """`tmem serve` (no build worker) run by the code of `checkout`; its process and base URL,
+    once it answers."""
+    from tests.fixtures.processes import wait_for_http
+
+    port = port or free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "tmem_graph.cli", "serve", "--port", str(port), "--no-worker"],
+                            cwd=checkout, env={**os.environ, **(env or {}), "PYTHONPATH": str(checkout)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    wait_for_http(url + "/health", proc)
+    return proc, url
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    proc.wait(timeout=60)
