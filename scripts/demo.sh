@@ -62,8 +62,9 @@ PY
 )"
 echo; echo "-- recall for an associative question: the scene where Ana skips the oysters comes back"
 tmem recall demo-short "Where could we take Ana out for dinner when she is back from her trip?" --k-scenes 2 --k-items 3
-echo; echo "-- an answer from the local model, the turn it rests on, and how long recall and answer took:"
-tmem ask demo-short "When is Ana's cooking class?"
+echo; echo "-- the local model answers it: first it picks, among the leading associative evidence, what to"
+echo "   keep in mind (Ana skips the oysters), then answers with it; the turn it rests on, the time taken:"
+tmem ask demo-short "Where could we take Ana out for dinner when she is back from her trip?"
 
 echo; echo "== done. The server keeps running ('tmem db stop' stops it). Neo4j Browser:"
 echo "   http://127.0.0.1:7474/browser/?dbms=bolt://127.0.0.1:7687&preselectAuthMethod=NO_AUTH"
