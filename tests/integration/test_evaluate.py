@@ -15,6 +15,7 @@ from tmem_graph.construct.inputs import locomo_turns
 from tmem_graph.evaluate import data as ev
 from tmem_graph.evaluate import runner
 from tmem_graph.llm.client import LLMClient, LLMSettings
+from tmem_graph.retrieve.evidence import anticipated
 
 
 @pytest.fixture(scope="module")
@@ -111,10 +112,14 @@ def test_locomo_plus_cue_recall_on_stitched_probes(conv):
         found = [block.index(t.text) for t in probe.cue if t.text in block]
         assert row["position"]["full"] == (min(found) / len(block) if found else None), probe.index
         assert row["position"]["dense"] is None or row["handed"]["dense"]
+        # the keep-in-mind candidates the focus answer style chooses from
+        assert row["candidates"]["full"] == any(cue & set(ids) for _, ids in anticipated(recall))
+        assert "dense" not in row["candidates"]
     handed = result["summary"]["full"]["cue handed"]
     assert handed == sum(r["handed"]["full"] for r in result["probes"]) / 3
     assert result["summary"]["full"]["cue first quarter"] == sum(
         r["position"]["full"] is not None and r["position"]["full"] < 0.25 for r in result["probes"]) / 3
+    assert result["summary"]["full"]["cue to keep in mind"] == sum(r["candidates"]["full"] for r in result["probes"]) / 3
 
 
 def test_cli_writes_the_reports(conv, tmp_path):

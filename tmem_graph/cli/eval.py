@@ -345,7 +345,8 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
               "cascade = first recalled scene holding a cue turn; "
               "baselines = first cue turn among all turns; cue handed = a cue turn in the evidence handed "
               "over, the baselines cut at the full cascade's evidence tokens of each probe; cue first quarter = "
-              "a cue turn's words in the first quarter of that evidence (by characters)")
+              "a cue turn's words in the first quarter of that evidence (by characters); cue to keep in mind = a cue "
+              "turn among the candidates the focus answer style keeps one in mind from")
     table = report.markdown_plus(result["summary"])
     if len(names) > 1:
         table += "\n\n" + report.markdown_per_sample(per_base, "S@5", Counter(r["base"] for r in rows))

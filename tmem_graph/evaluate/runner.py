@@ -10,7 +10,7 @@ from typing import Callable, Iterable
 
 from ..api import Memory
 from ..construct.checks import content_words
-from ..retrieve.evidence import format_evidence
+from ..retrieve.evidence import anticipated, format_evidence
 from ..retrieve.results import Recall
 from ..retrieve.presets import EVAL_SETS
 from .data import CATEGORIES, QA, Probe
@@ -167,12 +167,15 @@ def evaluate_locomo_plus(ctx: Context, probes: list[Probe], systems=EVAL_SETS, b
     same tokens (`handed`): whether a cue turn is in the evidence handed over (a scene's turns
     or an item's source turns, as `Context.evidence_turns` credits them), the baselines cut at
     the full cascade's evidence tokens for that probe (`tokens`), as `evaluate_locomo` cuts them;
-    and where in that evidence the cue stands (`position`, `cue_position`)."""
+    and where in that evidence the cue stands (`position`, `cue_position`); for the cascade's
+    systems, whether a cue turn is among the candidates the focus answer style chooses what to
+    keep in mind from (`candidates`, `retrieve.evidence.anticipated`)."""
     rows = []
     for p in probes:
         cue = {t.id for t in p.cue}
         texts = [t.text for t in p.cue]
-        row = {"index": p.index, "relation": p.relation, "systems": {}, "handed": {}, "position": {}, "tokens": None}
+        row = {"index": p.index, "relation": p.relation, "systems": {}, "handed": {}, "position": {},
+               "candidates": {}, "tokens": None}
         for name, without in systems:
             recall = ctx.memory.recall(p.query, speaker=p.query_speaker, without=without,
                                        settings=ctx.evidence_settings)
@@ -180,6 +183,7 @@ def evaluate_locomo_plus(ctx: Context, probes: list[Probe], systems=EVAL_SETS, b
             row["systems"][name] = ranks[0] if ranks else None
             row["handed"][name] = bool(cue & ctx.evidence_turns(recall))
             row["position"][name] = cue_position(format_evidence(recall, ctx.speakers), texts)
+            row["candidates"][name] = any(cue & set(ids) for _, ids in anticipated(recall))
             if row["tokens"] is None:
                 row["tokens"] = ctx.count(format_evidence(dataclasses.replace(recall, persona=[]), ctx.speakers))
         if baselines and ctx.flat is not None:
@@ -206,7 +210,8 @@ def cue_position(evidence: str, texts: list[str]) -> float | None:
 def summarise_plus(rows: list[dict]) -> dict:
     """S@1, S@5 and S@5 per relation type for every system, `cue handed`: the share of probes
     whose evidence, at the full cascade's tokens, holds a cue turn, and `cue first quarter`:
-    the share whose evidence holds one in its first quarter (by characters)."""
+    the share whose evidence holds one in its first quarter (by characters), and `cue to keep in
+    mind`: the share whose keep-in-mind candidates hold one (the cascade's systems only)."""
     summary = {}
     for name in rows[0]["systems"] if rows else []:
         ranks = [r["systems"][name] for r in rows]
@@ -216,8 +221,14 @@ def summarise_plus(rows: list[dict]) -> dict:
                             for rel in ("causal", "state", "goal", "value")},
                          "cue handed": sum(handed) / len(handed) if handed else None,
                          "cue first quarter": _quarter([r["position"].get(name) for r in rows
-                                                        if name in r.get("position", {})])}
+                                                        if name in r.get("position", {})]),
+                         "cue to keep in mind": _true_share([r["candidates"][name] for r in rows
+                                                             if name in r.get("candidates", {})])}
     return summary
+
+
+def _true_share(flags: list[bool]) -> float | None:
+    return sum(flags) / len(flags) if flags else None
 
 
 def _quarter(positions: list) -> float | None:
