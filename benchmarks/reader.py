@@ -1,24 +1,19 @@
-"""A blind strong-reader check of the evidence (docs/evaluation.md, "Judged by a reader"): the
-same LoCoMo-Plus probes answered from the evidence of several systems at equal tokens, by a
-reader that cannot tell the systems apart, then judged blind for awareness of the cue.
+"""A blind strong-reader check (docs/evaluation.md, "Judged by a reader"): LoCoMo-Plus probes
+(or LoCoMo questions, `--questions`) answered from several systems' evidence at equal tokens by
+a reader that cannot tell them apart, then judged blind: awareness of the cue, or the gold answer.
 
-    python -m benchmarks reader write --memory conv42-strong --base conv-42 --out eval-out/reader/conv42
-    python -m benchmarks reader write --memory conv-30-strong \\
-        --probes ../shared/data/strong-triggers/conv-30-probes.json --out eval-out/reader/conv30s
+    python -m benchmarks reader write --memory conv42-strong --base conv-42 --out DIR   # or --questions conv-42
     #   a strong model answers DIR/blind/answer.jsonl into DIR/blind/replies.jsonl (DIR/blind/README.md)
-    python -m benchmarks reader judge-files --out eval-out/reader/conv42
+    python -m benchmarks reader judge-files --out DIR
     #   each judge reads DIR/judge/judge.jsonl and writes DIR/judge/verdicts-<name>.jsonl (DIR/judge/README.md)
-    python -m benchmarks reader report eval-out/reader/conv42 eval-out/reader/conv30s
+    python -m benchmarks reader report DIR [DIR ...]
 
-`write` builds, for every probe, the evidence each system hands over: `tmem` the answer
-evidence (`Memory.evidence` of the recall `ask` makes), `by-date` the same with its associative
-pointers grouped by day in time order, `dense` and `hybrid` the turns of flat retrieval in rank
-order, cut at the `tmem` evidence's tokens (its persona aside, as `tmem eval` cuts them) and
-written as dated turn lines under the same opening line. The blocks get random
-ids and are shuffled together; which system made which stays in DIR/key.json, which neither
-the reader nor the judges are shown. `report` gives per system the aware rate (each judge's,
-and the mean), the judges' agreement, paired wins and losses against `tmem`, and the aware
-rate by where the cue stands in the evidence (`runner.cue_position`).
+Systems: `tmem` (the evidence `ask` hands over), `by-date` (the same, its associative pointers
+grouped by day: the layout before they were listed in the recall's order), `dense` and `hybrid`
+(flat retrieval's turns in rank order, cut at `tmem`'s tokens without its persona). Blocks get
+random ids and are shuffled; DIR/key.json, which neither reader nor judges see, says which is
+which. `report`: the rate per system, judge, relation or category; the judges' agreement;
+paired wins and losses against `tmem`; the rate by where the cue (or the gold evidence) stands.
 """
 
 from __future__ import annotations
@@ -57,6 +52,23 @@ shows awareness of the cue: it refers to, or clearly builds on, what the earlier
 (not merely the message's own words or general advice). Write verdicts-<your name>.jsonl: one
 JSON object per line, {"id": ..., "aware": true or false}, one for every id.
 """
+READER_QA = """# Answer each question from its memory evidence
+
+Each line of answer.jsonl is a `question` about earlier conversations between two people, and
+`evidence` (what a memory of those conversations handed over for it). Answer in a short phrase
+(a few words; a date as the evidence gives it), from the evidence alone; when it does not hold
+the answer, give your best guess. Lines share no context. Write replies.jsonl: one JSON object
+per line, {"id": ..., "reply": ...}, one for every id.
+"""
+JUDGE_QA = """# Judge each answer against the gold answer
+
+Each line of judge.jsonl holds a `question`, its `gold` answer and a `reply`. The reply is
+correct when it states what the gold answer states (other words, or more detail that does not
+contradict it, are fine; a date must name the same day, month or year as the gold one). Write
+verdicts-<your name>.jsonl: one JSON object per line, {"id": ..., "correct": true or false},
+one for every id.
+"""
+VERDICT = {"plus": "aware", "qa": "correct"}
 
 
 def turn_line(turn: ev.InputTurn | None, text: str) -> str:
@@ -74,47 +86,61 @@ def by_date(evidence: str, recall) -> str:
     return evidence.replace(ranked, "\n".join(listed_lines(cue)), 1) if cue else evidence
 
 
-def write(args) -> None:
-    store = Store(Settings.from_env())
-    memory = api.Memory(args.memory, store=store)
-    ctx = runner.Context.of(memory, memory.encoder.count_tokens)
-    turns = {t.id: t for t in memory.document().turns}
+def asks(args, memory) -> list[tuple[str, str | None, dict, list[str]]]:
+    """(message, speaker, its key entry, the texts whose place in the evidence is reported) for
+    every probe, or every LoCoMo question of categories 1-4 (`--questions`, gold evidence turns)."""
+    if args.questions:
+        sample = next(s for s in ev.load(ev.data_dir() / "locomo10.json") if s["sample_id"] == args.questions)
+        text = {t.id: t.text for t in memory.document().turns}
+        qas = list(enumerate(ev.locomo_qas(sample, ev.EvidenceRepairs())))   # a random --limit of them
+        chosen = sorted(random.Random(args.seed).sample(qas, min(args.limit or len(qas), len(qas))), key=lambda x: x[0])
+        return [(q.question, None, {"probe": n, "relation": ev.CATEGORIES[q.category], "gold": q.answer},
+                 [text[e] for e in q.evidence if e in text]) for n, q in chosen]
     if args.probes:
         probes = ev.probes_from_file(args.probes, args.memory, ev.scene_turns(memory.document()))
     else:
         probes = ev.base_probes(ev.load(ev.data_dir() / "locomo_plus_dev.json"),
                                 ev.load(ev.data_dir() / "locomo10.json"), args.base)
-    probes = probes[:args.limit]
+    return [(p.query, p.query_speaker, {"probe": p.index, "relation": p.relation,
+                                        "cue": "\n".join(f"{t.speaker}: {t.text}" for t in p.cue)},
+             [t.text for t in p.cue]) for p in probes[:args.limit]]
+
+
+def write(args) -> None:
+    store = Store(Settings.from_env())
+    memory = api.Memory(args.memory, store=store)
+    ctx = runner.Context.of(memory, memory.encoder.count_tokens)
+    turns = {t.id: t for t in memory.document().turns}
     settings = dataclasses.replace(memory.settings.retrieval.for_answer(), budget_tokens=args.budget)
     rng = random.Random(args.seed)
     blocks, key = [], {}
-    for p in probes:
-        recall = memory.recall(p.query, speaker=p.query_speaker, settings=settings)
+    for message, speaker, entry, texts in asks(args, memory):
+        recall = memory.recall(message, speaker=speaker, settings=settings)
         tokens = ctx.count(format_evidence(dataclasses.replace(recall, persona=[]), ctx.speakers))
         evidence = {"tmem": memory.evidence(recall)}
         if "by-date" in args.systems:
             evidence["by-date"] = by_date(evidence["tmem"], recall)
-        for name, ranking in ctx.flat.rankings(p.query).items():
+        for name, ranking in ctx.flat.rankings(message).items():
             if name in args.systems:
                 chosen = cut_at_budget(ranking, lambda t: ctx.count(ctx.turn_text[t]), tokens)
                 evidence[name] = "\n".join([opening(ctx.speakers)] + [turn_line(turns.get(t), ctx.turn_text[t])
                                                                        for t in chosen])
         for name, text in evidence.items():
             block_id = f"{rng.getrandbits(40):010x}"
-            blocks.append({"id": block_id, "speaker": p.query_speaker, "message": p.query, "evidence": text})
-            key[block_id] = {"probe": p.index, "relation": p.relation, "system": name,
-                             "position": runner.cue_position(text, [t.text for t in p.cue]),
-                             "cue": "\n".join(f"{t.speaker}: {t.text}" for t in p.cue)}
+            blocks.append({"id": block_id, **({"question": message} if args.questions else
+                                              {"speaker": speaker, "message": message}), "evidence": text})
+            key[block_id] = {**entry, "system": name, "position": runner.cue_position(text, texts)}
     rng.shuffle(blocks)
     blind = args.out / "blind"
     blind.mkdir(parents=True, exist_ok=True)
-    (blind / "README.md").write_text(READER)
+    (blind / "README.md").write_text(READER_QA if args.questions else READER)
     with (blind / "answer.jsonl").open("w") as out:
         for b in blocks:
             out.write(json.dumps(b, ensure_ascii=False) + "\n")
-    (args.out / "key.json").write_text(json.dumps({"memory": args.memory, "budget": args.budget, "blocks": key},
+    (args.out / "key.json").write_text(json.dumps({"memory": args.memory, "budget": args.budget, "blocks": key,
+                                                   "kind": "qa" if args.questions else "plus"},
                                                   indent=1, ensure_ascii=False))
-    print(f"{len(blocks)} blocks ({len(probes)} probes × {len(blocks) // max(len(probes), 1)} systems) in {blind}")
+    print(f"{len(blocks)} blocks ({len(key) // max(len(evidence), 1)} asks × {len(evidence)} systems) in {blind}")
 
 
 def read_jsonl(path: Path, field: str) -> dict[str, object]:
@@ -132,20 +158,21 @@ def read_jsonl(path: Path, field: str) -> dict[str, object]:
 
 
 def judge_files(args) -> None:
-    key = json.loads((args.out / "key.json").read_text())["blocks"]
+    doc = json.loads((args.out / "key.json").read_text())
+    key, qa = doc["blocks"], doc.get("kind") == "qa"
     replies = read_jsonl(args.out / "blind" / "replies.jsonl", "reply")
     missing = sorted(set(key) - set(replies))
     if missing:
         raise SystemExit(f"{len(missing)} blocks have no reply (first: {missing[0]})")
-    messages = read_jsonl(args.out / "blind" / "answer.jsonl", "message")
+    messages = read_jsonl(args.out / "blind" / "answer.jsonl", "question" if qa else "message")
     judge = args.out / "judge"
     judge.mkdir(exist_ok=True)
-    (judge / "README.md").write_text(JUDGE)
+    (judge / "README.md").write_text(JUDGE_QA if qa else JUDGE)
     ids = sorted(key, key=lambda i: random.Random(i).random())   # another order than the reader's
     with (judge / "judge.jsonl").open("w") as out:
         for i in ids:
-            out.write(json.dumps({"id": i, "message": messages[i], "cue": key[i]["cue"], "reply": replies[i]},
-                                 ensure_ascii=False) + "\n")
+            shown = {"question": messages[i], "gold": key[i]["gold"]} if qa else {"message": messages[i], "cue": key[i]["cue"]}
+            out.write(json.dumps({"id": i, **shown, "reply": replies[i]}, ensure_ascii=False) + "\n")
     print(f"{len(ids)} replies to judge in {judge}")
 
 
@@ -154,32 +181,40 @@ def report(args) -> None:
     judges: set[str] = set()
     for where in args.dirs:
         key = json.loads((where / "key.json").read_text())
-        verdicts = {path.stem.removeprefix("verdicts-"): read_jsonl(path, "aware")
+        field = VERDICT[key.get("kind", "plus")]
+        verdicts = {path.stem.removeprefix("verdicts-"): read_jsonl(path, field)
                     for path in sorted((where / "judge").glob("verdicts-*.jsonl"))}
         judges |= set(verdicts)
         for block_id, entry in key["blocks"].items():
             rows.append({**entry, "memory": key["memory"], "votes": {j: bool(v[block_id]) for j, v in verdicts.items()
                                                                     if block_id in v}})
     names = sorted(judges)
-    both = [r for r in rows if len(r["votes"]) == len(names)]
+    both = [r for r in rows if names and len(r["votes"]) == len(names)]   # none without verdicts
     agree = sum(len(set(r["votes"].values())) == 1 for r in both) / len(both) if both else None
     aware = {id(r): statistics.mean(r["votes"].values()) for r in both}
     print(f"{len(rows)} blocks, {len(both)} judged by all of {', '.join(names)}; judges agree on "
           + (f"{agree:.3f}" if agree is not None else "-"))
-    print("\n| system | n | " + " | ".join(f"aware ({j})" for j in names) + " | aware (mean) |")
+    field = VERDICT[key.get("kind", "plus")] if args.dirs else "aware"
+    print(f"\n| system | n | " + " | ".join(f"{field} ({j})" for j in names) + f" | {field} (mean) |")
     print("|---" * (len(names) + 3) + "|")
     systems = [s for s in SYSTEMS if any(r["system"] == s for r in both)]
     for s in systems:
         mine = [r for r in both if r["system"] == s]
         cells = [f"{statistics.mean(r['votes'][j] for r in mine):.3f}" for j in names]
         print(f"| {s} | {len(mine)} | " + " | ".join(cells) + f" | {statistics.mean(aware[id(r)] for r in mine):.3f} |")
+    groups = sorted({r["relation"] for r in both})
+    print(f"\n{field} rate per {'category' if field == 'correct' else 'relation'} (mean of the judges):\n")
+    print("| system | " + " | ".join(groups) + " |\n" + "|---" * (len(groups) + 1) + "|")
+    for s in systems:
+        per = [[aware[id(r)] for r in both if r["system"] == s and r["relation"] == g] for g in groups]
+        print(f"| {s} | " + " | ".join(f"{statistics.mean(v):.3f} ({len(v)})" if v else "-" for v in per) + " |")
     pairs = {(r["memory"], r["probe"], r["system"]): aware[id(r)] for r in both}
     for s in systems[1:]:
         common = [(m, p) for (m, p, x) in pairs if x == "tmem" and (m, p, s) in pairs]
         wins = sum(pairs[(m, p, "tmem")] > pairs[(m, p, s)] for m, p in common)
         losses = sum(pairs[(m, p, "tmem")] < pairs[(m, p, s)] for m, p in common)
         print(f"\ntmem against {s}, paired by probe ({len(common)}): better on {wins}, worse on {losses}")
-    print("\nAware rate by where the cue stands in the evidence (mean of the judges):\n")
+    print(f"\n{field} rate by where the cue (or the gold evidence) stands in the evidence (mean of the judges):\n")
     print("| system | first quarter | second | third | last | not in it |")
     print("|---|---|---|---|---|---|")
     for s in systems:
@@ -195,9 +230,10 @@ def main(argv: list[str], prog: str) -> None:
     w = modes.add_parser("write", help="the blind evidence blocks of a memory's probes, and their key")
     where = w.add_mutually_exclusive_group(required=True)
     where.add_argument("--base", help="the LoCoMo conversation whose dev probes are stitched in")
+    where.add_argument("--questions", metavar="SAMPLE", help="the LoCoMo conversation whose questions (categories 1-4) are asked")
     where.add_argument("--probes", type=Path, help="a probe file naming each probe's cue scene (imported memories)")
     w.add_argument("--memory", required=True)
-    w.add_argument("--limit", type=int, help="only the first N probes")
+    w.add_argument("--limit", type=int, help="only the first N probes (or questions)")
     w.add_argument("--budget", type=int, default=2000, help="the evidence tokens (default: the answer evidence's)")
     w.add_argument("--seed", type=int, default=7)
     w.add_argument("--systems", nargs="+", default=["dense", "hybrid"], choices=SYSTEMS[1:],
