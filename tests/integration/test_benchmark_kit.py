@@ -123,9 +123,29 @@ def test_rescore_imports_a_fixture_and_scores_it_at_a_budget(store, tmp_path):
         kit("fixture", "export", "c26s5-after", "--sample", "conv-26", "-o", str(tmp_path / "again.json"))
         again = json.loads((tmp_path / "again.json").read_text())
         assert again["texts_from"]["locomo"] == "conv-26" and again["scenes"]
+        reader_questions(tmp_path / "qa")
     finally:
         if store.exists("c26s5-after"):
             store.drop("c26s5-after")
+
+
+def reader_questions(where: Path) -> None:
+    """`reader` on LoCoMo questions: blind blocks without the gold, judged against it, reported per category."""
+    kit("reader", "write", "--memory", "c26s5-after", "--questions", "conv-26", "--limit", "3", "--systems", "hybrid",
+        "--budget", "300", "--out", str(where))
+    blocks = [json.loads(line) for line in (where / "blind" / "answer.jsonl").read_text().splitlines()]
+    assert len(blocks) == 6 and all(set(b) == {"id", "question", "evidence"} for b in blocks)
+    assert "short phrase" in (where / "blind" / "README.md").read_text()
+    (where / "blind" / "replies.jsonl").write_text("".join(json.dumps({"id": b["id"], "reply": "x"}) + "\n" for b in blocks))
+    kit("reader", "judge-files", "--out", str(where))
+    judged = [json.loads(line) for line in (where / "judge" / "judge.jsonl").read_text().splitlines()]
+    assert len(judged) == 6 and all(j["gold"] and j["reply"] == "x" for j in judged)
+    for judge in ("a", "b"):
+        (where / "judge" / f"verdicts-{judge}.jsonl").write_text("".join(
+            json.dumps({"id": j["id"], "correct": n % 2 == 0}) + "\n" for n, j in enumerate(judged)))
+    out = kit("reader", "report", str(where))
+    assert "judges agree on 1.000" in out and "| system | n | correct (a) | correct (b) | correct (mean) |" in out
+    assert "correct rate per category" in out and rows(out, "hybrid")[0][1] == "3"
 
 
 def test_scale_loads_synthetic_memories_then_times_recall_and_its_parts(store):
