@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 KEPT_IN_ANSWER = 0.5   # an answer holding this share of the kept memory's content words already says it
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 # a capitalised word after another word of its sentence: a name (a sentence's first word may be any word)
-NAME = re.compile(r"(?<=[\w,;:)] )[A-Z][a-z]+")
+NAME = re.compile(r"(?<=[\w,;:)] )[A-Z][A-Za-z]+")
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 

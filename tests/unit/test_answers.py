@@ -180,6 +180,7 @@ def test_an_answer_naming_what_the_evidence_lacks_is_asked_again_then_cut(script
     assert unsupported("Bob runs the Lisbon half marathon, a 150 km race with Carol.", evidence) == ["150", "Carol"]
     assert unsupported("Careful: Bob's knee aches after 10 km.", evidence) == ["10"]
     assert unsupported("Lisbon it is. Bob should rest his knee.", evidence) == []
+    assert unsupported("She carries an EpiPen.", "Priya carries an EpiPen.") == []   # a name is a whole word
     llm = LLMClient(LLMSettings(base_url=scripted_llm.url, model="scripted"))
     question = "Should Bob run a marathon?"
     scripted_llm.expect("Question: Should Bob run", "It is a 150 km race. Bob should rest his knee first.")
