@@ -7,7 +7,7 @@ The first call is made for a weak match (`Recall.weak`: no turn is close to the 
 what matters is tied to it by an arc, not by its words) or a question asking for advice, a choice
 or a plan (`asks_advice`), and never for one that asks when: a question close to something said
 that asks for a fact wants that fact, and a caveat appended to it only dilutes it
-(docs/local-llm.md, "Answers").
+(docs/models.md).
 
 The focus style's answer states no number or name that neither the evidence nor the question
 holds (`unsupported`): such an answer is asked for once more with the reminder

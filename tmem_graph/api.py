@@ -241,8 +241,7 @@ class Memory:
     def preload(self) -> None:
         """Load what recall ranks this memory by (its BM25 statistics and embeddings, of its
         current version) into this process's cache, so that the next recall need not: the
-        service does it after its worker built the memory (docs/retrieval.md, "Exact vector
-        rankings")."""
+        service does it after its worker built the memory (docs/design-and-evidence.md)."""
         if self.store.closed:
             raise StoreClosed(f"memory {self.id!r}: its connection is closed")
         self._current(lambda pid: Cascade(self.store, self.settings.retrieval).reload(pid))
@@ -260,7 +259,7 @@ class Memory:
         `speakers`, `since`, `until`: the recall's filters (`recall`).
         `style`: the answer prompt (`llm.prompts.answer.PROMPTS`): "focus" (the default: first the
         memory to keep in mind among what the triggers reached, then the answer with it, over
-        `compact_evidence`; docs/local-llm.md, "Answers"), "assistant" (one call, "Not in memory."
+        `compact_evidence`; docs/models.md), "assistant" (one call, "Not in memory."
         when nothing supports an answer) or "locomo" (the benchmark's).
         Returns {"answer", "kept_in_mind" (what the focus style chose to keep in mind among what
         the triggers reached, None otherwise), "cites" (the evidence turns the answer rests on,

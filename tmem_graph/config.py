@@ -24,7 +24,7 @@ FUSIONS = ("lanes", "joint", "rrf", "rrf_tail", "score")
 MAX_BUDGET = 10_000   # the largest budget or depth a recall accepts (queries stay bounded)
 CUE_FUSIONS = ("strongest", "rrf")
 # how a scene the Horizon family's search reached is scored: by its best view, or by the mean of
-# all its Horizon views (docs/retrieval.md, "A scene's Horizon views vote")
+# all its Horizon views (docs/design-and-evidence.mds Horizon views vote")
 HORIZON_VIEWS = ("best", "mean")
 # with the mean, the Horizon family lists the memory's scenes by the mean cosine of all their Horizon
 # views (one search of their Horizon vectors, store/scene_horizon), at most this many multiples of
@@ -42,13 +42,13 @@ MAX_BUDGET_TOKENS = 100_000   # the largest evidence budget a recall accepts
 SCENE_TOKENS = 250
 ITEM_TOKENS = 100     # ... and one item per this many tokens (at least kI); the packer then fills the budget
 # ... and the associative pass one scene per this many tokens of its share (`opening_tokens`; chosen
-# leave-one-memory-out, every fold 25 of 10-40: docs/retrieval.md, "How far the pointers reach")
+# leave-one-memory-out, every fold 25 of 10-40: docs/design-and-evidence.md)
 OPENING_TOKENS = 25
 # ... and the turn lane asks for one turn per this many tokens of the budget (at least `candidates`),
 # so that it can fill the whole budget on its own (a LoCoMo turn costs about 30 tokens)
 LANE_TOKENS = 25
 # the weak-match threshold per encoder (each scores on its own scale), chosen leave-one-memory-out
-# on the tuning memories traced with it (docs/retrieval.md, "Weak matches"); an encoder not named
+# on the tuning memories traced with it (docs/design-and-evidence.md); an encoder not named
 # here gets the default's
 WEAK_MATCH = {"all-MiniLM-L6-v2": 0.76, "all-mpnet-base-v2": 0.74}
 
@@ -62,7 +62,7 @@ class RetrievalSettings:
     k_items: int = 15
     k_recent: int = 6         # turns no scene holds yet handed over (channel `recent`, docs/live.md)
     r_trigger_items: int = 10
-    tau: float = 0.35         # TrigRecall gate, calibrated for all-MiniLM-L6-v2 (docs/retrieval.md)
+    tau: float = 0.35         # TrigRecall gate, calibrated for all-MiniLM-L6-v2 (docs/design-and-evidence.md)
     k0: int = 60
     cue_k0: int = 30          # SceneCue fuses its three channels with k0 = 30 (reference code)
     cue_top: int = 10         # scenes that SceneCue adds to the pool
@@ -70,7 +70,7 @@ class RetrievalSettings:
     item_search: int = 0      # items found by BM25 and dense search over the whole memory that join the
                               # item pool beside the chosen scenes' items and TrigRecall's (0: the paper's pool)
     cue_in_fusion: bool = True  # SceneCue / TrigRecall rankings join the final fusion of their layer
-    fusion: str = "lanes"     # final fusion of the scene and item layers, one of FUSIONS (docs/retrieval.md)
+    fusion: str = "lanes"     # final fusion of the scene and item layers, one of FUSIONS (docs/design-and-evidence.md)
     associative_share: float = 0.4   # share of a layer's budget the associative lane keeps ("lanes")
     scene_associative_share: float | None = None   # the scene layer's own share (None: associative_share)
     associative_first: bool = False  # the scenes' associative lane takes the first place ("lanes"; weak default)
@@ -78,18 +78,18 @@ class RetrievalSettings:
     horizon_views: str = "mean"      # a scene's Horizon score: its views' mean or its best view, one of HORIZON_VIEWS
     budget_tokens: int | None = None  # one evidence budget the packer fills (retrieve/pack.py); None: kS, kI
     # the evidence budget of what an answer model reads (`ask`, `tmem eval`) when `budget_tokens`
-    # is not set: packed evidence is the default answer evidence (docs/retrieval.md); None: kS, kI
+    # is not set: packed evidence is the default answer evidence (docs/design-and-evidence.md); None: kS, kI
     answer_budget_tokens: int | None = 2000
     lane_share: float = 0.4   # with a budget, the share the turn lane fills after the scenes and items (0: no lane)
     cue_share: float = 0.0    # with a budget, the share spent on pointers to the associative list's first scenes
-                              # (`cue_from`), each by its best turn alone (docs/retrieval.md; 0: none)
+                              # (`cue_from`), each by its best turn alone (docs/design-and-evidence.md; 0: none)
     cue_from: str = "strongest(horizon,dense)"   # the associative pass's list, one of ASSOCIATIVE_ORDERS:
                                 # the Horizon family's and the scene vector's scores by the strongest rule
                                 # (default), "horizon" (the Horizon family's order), "scenecue"
                                 # (SceneCue's) or an RRF of those (and the scene vector's)
     lane_dense_weight: float = 1.0  # the turn lane's RRF weight of the passage cosine against BM25's 1
     # the turn lane's RRF k0: each list's own first turns lead (60, flat hybrid's, flattens them);
-    # chosen leave-one-memory-out, four folds of six 5, two 10 (docs/retrieval.md, "The turn lane's order")
+    # chosen leave-one-memory-out, four folds of six 5, two 10 (docs/design-and-evidence.mds order")
     lane_k0: int = 5
     joint_k0: int = 5         # the "joint" fusion: RRF with this k0 of the descriptive and the associative order
     # with a budget, the associative pass may open one scene of its list per this many tokens of
@@ -101,18 +101,18 @@ class RetrievalSettings:
     # scale) is a weak match: similarity found nothing close, so the triggers get more say: the
     # lanes fusion's associative share becomes `weak_associative_share`, and with a budget the
     # evidence goes to the associative list's pointers (one turn of each of its first scenes)
-    # and to the turns nearest it, with the weak shares (docs/retrieval.md, "Weak matches"; 0: never)
+    # and to the turns nearest it, with the weak shares (docs/design-and-evidence.md; 0: never)
     weak_match: float = 0.76
     # ... and no turn holds `weak_words` of the query's word weight (its terms' IDF on the
     # memory's turns, `lexical.Bm25.held`): a query that shares its rare words with a turn is
-    # answered by that turn, not by a latent arc (docs/retrieval.md, "Weak in meaning and in
-    # words"; 0: words never make a match strong)
+    # answered by that turn, not by a latent arc (docs/design-and-evidence.md;
+    # 0: words never make a match strong)
     weak_words: float = 0.38
     weak_associative_share: float = 0.8
     # ... and a weak match's recall without a budget gives this share of its kS scene places to
     # the associative lane (1: all of them; its items keep `weak_associative_share`). Packed, the
     # pointers hold the associative scenes, and the scenes keep `weak_associative_share`
-    # (docs/retrieval.md, "The places of a weak match's scenes")
+    # (docs/design-and-evidence.mds scenes")
     weak_listed_share: float = 1.0
     weak_associative_first: bool = True
     weak_cue_share: float = 0.9
@@ -120,7 +120,7 @@ class RetrievalSettings:
     weak_lane_dense_weight: float = 100.0
     associative_order: str = "scenecue"   # the associative lane's order (one of ASSOCIATIVE_ORDERS) ...
     weak_associative_order: str = "strongest(horizon,dense)"   # ... and a weak match's, which also lists
-                                                             # the packed pointers (docs/retrieval.md)
+                                                             # the packed pointers (docs/design-and-evidence.md)
 
     def __post_init__(self) -> None:
         for name in ("k_topics", "k_scenes", "k_items", "k_recent", "r_trigger_items", "cue_top", "item_search"):
@@ -213,7 +213,7 @@ class RetrievalSettings:
         if not self.weak(match, words):
             return self
         changes = {"associative_share": self.weak_associative_share, "weak_match": 0.0}
-        if self.budget_tokens is None:   # packed, SceneCue's order measured better (docs/retrieval.md)
+        if self.budget_tokens is None:   # packed, SceneCue's order measured better (docs/design-and-evidence.md)
             changes.update(associative_order=self.weak_associative_order,
                            associative_first=self.weak_associative_first,
                            scene_associative_share=self.weak_listed_share)

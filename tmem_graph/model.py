@@ -24,7 +24,7 @@ def turn_passage(speaker: str, text: str) -> str:
     """What a turn's passage embedding (the turn channel's) is computed from: "speaker: text",
     as the flat baselines index a turn (shared/docs/baselines.md). Questions name people; the
     packer ranks a scene's turns by the embedding of the text alone, which measured better
-    there (docs/retrieval.md, "The turn channel")."""
+    there (docs/design-and-evidence.md)."""
     return f"{speaker}: {text}"
 
 

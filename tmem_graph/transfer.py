@@ -64,7 +64,7 @@ class _Batch:
 
     def encode(self, encoder: Encoder, batch_size: int) -> "np.ndarray":
         """One float32 row per text: an eighth of the memory of Python lists of floats (a
-        100,000-item memory held 6.8 GB of them: docs/benchmarks.md); the driver sends a row as
+        100,000-item memory held 6.8 GB of them: docs/design-and-evidence.md); the driver sends a row as
         a list."""
         import numpy as np
 
@@ -174,7 +174,7 @@ def write_steps(m: str, rows: dict[str, list[dict]], size: int) -> Iterator[tupl
 
 def _as_lists(row: dict) -> dict:
     """A row with its vectors (float32 rows of `_Batch.encode`) as lists of floats, which the
-    driver sends several times faster than arrays (measured: docs/benchmarks.md); one batch's
+    driver sends several times faster than arrays (measured: docs/design-and-evidence.md); one batch's
     worth at a time."""
     return {k: v.tolist() if hasattr(v, "tolist") else v for k, v in row.items()}
 

@@ -1,5 +1,5 @@
 // The first round trip of a recall: the memory's state, then every ranking the recall uses and
-// what of them needs the graph, in one query (docs/retrieval.md, "Two round trips").
+// what of them needs the graph, in one query (docs/design-and-evidence.md).
 // - BM25: the full-text index's candidates of one kind in the memory (its `ft_scope` token in
 //   $bm25.<kind>.lucene), at most `fetch`, each scored exactly on the memory's own statistics:
 //   each query term's document frequency per field is the degree of the memory's :Term node of

@@ -61,14 +61,14 @@ EXPLORE_PARAMS = {"scene_id": "s1", "item_id": "i1", "scene_ids": ["s1", "s3"], 
 
 @pytest.mark.parametrize("name", sorted(query_files("explore")))
 def test_explore_queries_compile_and_show_the_test_memory(store, encoder, new_id, team_doc, name):
-    """The Neo4j Browser queries of cypher/explore/ (docs/browser.md) run on a real memory."""
+    """The Neo4j Browser queries of cypher/explore/ (docs/explore.md) run on a real memory."""
     from tmem_graph import api
 
     team_doc["memory_id"] = new_id("explore")
     api.import_memory(team_doc, store=store, encoder=encoder)
     api.import_memory(team_doc, store=store, encoder=encoder, replace=True)   # its objects: a staged version's id
     assert store.memory(team_doc["memory_id"])["pid"] != team_doc["memory_id"]
-    params = {"memory_id": team_doc["memory_id"], **EXPLORE_PARAMS}   # the name, as docs/browser.md says
+    params = {"memory_id": team_doc["memory_id"], **EXPLORE_PARAMS}   # the name, as docs/explore.md says
     with store.session(access_mode(name)) as s:
         assert s.run("EXPLAIN " + query(name), params).consume().plan is not None
         rows = s.run(query(name), params).data()

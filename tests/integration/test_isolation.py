@@ -1,6 +1,6 @@
 """One memory's recall depends on that memory alone: its BM25 statistics are its own
 (retrieve/lexical.py), so importing, replacing or dropping other memories on the same server
-changes nothing in it (docs/retrieval.md, "Lexical ranking")."""
+changes nothing in it (docs/design-and-evidence.md)."""
 
 from __future__ import annotations
 

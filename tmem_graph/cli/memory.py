@@ -139,7 +139,7 @@ def _without(value: str | None) -> list[str]:
 
 
 FUSION_HELP = ("Final fusion of scenes and items: lanes (default: descriptive and associative lanes "
-               "share the budget), rrf (the fusion before lanes), rrf_tail, score; see docs/retrieval.md.")
+               "share the budget), rrf (the fusion before lanes), rrf_tail, score; see docs/design-and-evidence.md.")
 SHARE_HELP = "Share of kS and kI the associative lane keeps with --fusion lanes (default 0.4)."
 BUDGET_HELP = ("One evidence budget in tokens: the packer fills it from the ranked scenes (their best turns "
                "with their neighbours), items and recent turns (default: kS whole scenes and kI items).")

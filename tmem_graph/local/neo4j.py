@@ -62,7 +62,7 @@ class LocalServer:
 
     #: Memory settings for a small (2-core) developer machine. The heap starts small and may
     #: grow to 3 GB so that one import transaction of a 5,000-item memory fits (2 GB of
-    #: transaction memory; measured in docs/benchmarks.md, "Transaction memory").
+    #: transaction memory; measured in docs/design-and-evidence.md).
     heap_initial = "512m"
     heap_max = "3g"
     pagecache = "512m"

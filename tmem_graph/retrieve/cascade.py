@@ -32,14 +32,14 @@ from .select import (ItemCandidates, SceneCandidates, best_per_scene, fused_orde
 
 # a vector search asks its index for this many times the entries a ranking keeps (at most what the
 # memory holds), so that the index's approximate walk misses fewer of the memory's nearest
-# (docs/retrieval.md, "Vector rankings from Neo4j's indexes")
+# (docs/design-and-evidence.mds indexes")
 OVERFETCH = 2.0
 OVERFETCH_MAX = 100   # ... and at most this many more than it keeps (a deep search costs its depth)
 # a memory holding at most this many entries in an index is ranked by each entry's cosine, no
-# search: a filtered search costs ~10 ms whatever the memory (docs/retrieval.md)
+# search: a filtered search costs ~10 ms whatever the memory (docs/design-and-evidence.md)
 SCAN_UP_TO = 100
 # a BM25 ranking asks the full-text index for this many times the entries it keeps (at least
-# `candidates`), and scores them exactly on the memory's own statistics (docs/retrieval.md)
+# `candidates`), and scores them exactly on the memory's own statistics (docs/design-and-evidence.md)
 BM25_OVERFETCH = 2.0
 CONSISTENT_WAIT_S = 30.0  # how long a recall runs again while its memory keeps being written
 MAX_COMMIT_S = 600.0      # a `committing` mark whose lease lapsed still counts this long (a long commit)

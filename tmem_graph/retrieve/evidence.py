@@ -7,7 +7,7 @@ Times are written for reading, not parsing: a scene's header gives its day and m
 ("8 May 2023, 13:56"), its turns only a day that differs from the header's, a turn listed on
 its own the day of its group ("On 8 May 2023:"), an item its day, a recent turn its day and
 minute. An ISO stamp costs a tokenizer about three times the tokens
-of the same day in words (docs/retrieval.md, "Times in the evidence"), and an answer model
+of the same day in words (docs/design-and-evidence.md), and an answer model
 asked "when" answers in words."""
 
 from __future__ import annotations
@@ -264,7 +264,7 @@ def anticipated(recall: Recall, items: int = 2, most: int = 8) -> list[tuple[str
     said by someone the question names come first, the others after them, each in the recall's
     order: asked where to take Ana for dinner, what Ana said about herself leads the list, and a
     1.5B model choosing among look-alikes takes one near the head of the list far more often
-    than one further down (docs/local-llm.md, "What to keep in mind"). The candidates the focus
+    than one further down (docs/models.md). The candidates the focus
     answer style chooses what to keep in mind from: what the memory anticipated would matter in
     a situation like the question's, although the question may share no word with it."""
     bridged = sorted((i for i in recall.items if "bridge" in i.via), key=lambda i: i.ranks.get("trigger", 1 << 30))

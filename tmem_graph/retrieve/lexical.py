@@ -3,7 +3,7 @@
 
 Neo4j's full-text index keeps its statistics (document frequencies, average field lengths)
 for the whole index, so a memory's BM25 ranking would move when another memory is imported and
-a caller could tell whether other memories use a word (docs/retrieval.md, "Lexical ranking").
+a caller could tell whether other memories use a word (docs/design-and-evidence.md).
 So every object's texts are analysed here, as Lucene's `english` analyzer does (words,
 possessives dropped, its stop words, the Porter stemmer), when it is written: it links to one
 `:Term` node of its memory per distinct term of each field (`HAS_TERM {tf}`), whose degree is

@@ -1,5 +1,5 @@
 """The evidence packer: one budget of evidence tokens filled from the ranked scenes, items and
-recent turns of a recall (docs/retrieval.md, "One evidence budget").
+recent turns of a recall (docs/design-and-evidence.md).
 
 A scene is handed over as an excerpt. Its turns are ranked by their cosine with the query
 (stored with every turn); a scene contributes its best turns, each with WINDOW neighbours on

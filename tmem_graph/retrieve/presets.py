@@ -17,5 +17,5 @@ ABLATION_SETS: list[tuple[str, tuple[str, ...]]] = [
 ]
 
 EVAL_SETS: list[tuple[str, tuple[str, ...]]] = ABLATION_SETS + [
-    ("w/o turns", ("turns",)),   # the turn channel and the packer's turn lane (docs/retrieval.md)
+    ("w/o turns", ("turns",)),   # the turn channel and the packer's turn lane (docs/design-and-evidence.md)
 ]

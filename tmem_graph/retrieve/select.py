@@ -117,8 +117,8 @@ def fuse_layer(lexical: Scored, dense: Scored, associative: Scored, k: int,
     `dense` (every candidate has a cosine); `lexical` and `associative` rank parts of it.
     `passages` ranks candidates by their best part (scenes by their best turn): with "lanes" and
     "joint" it takes the place of `dense` in the descriptive order when it ranks anything, the candidates
-    neither it nor `lexical` ranks following in `dense` order (docs/retrieval.md, "The turn
-    channel"); the other fusions ignore it. `lead` is the lane "lanes" gives the first place
+    neither it nor `lexical` ranks following in `dense` order (docs/design-and-evidence.md); the
+    other fusions ignore it. `lead` is the lane "lanes" gives the first place
     (scenes pass "associative" for a weak match, `cfg.associative_first`; items keep the
     descriptive lead); `share` the associative lane's share of the places ("lanes"; None:
     `cfg.associative_share`). Returns the top `k` as (id, score, lane), lane None unless the

@@ -75,7 +75,7 @@ class RecallIn(Recalling):
     k_items: int | None = Field(None, ge=0, le=MAX_K)
     k_recent: int | None = Field(None, ge=0, le=MAX_K)
     budget_tokens: int | None = Field(None, ge=1, le=MAX_TOKENS, description=(
-        "Pack the evidence to this many tokens (docs/retrieval.md, 'One evidence budget'); "
+        "Pack the evidence to this many tokens (docs/design-and-evidence.md); "
         "default: k_scenes whole scenes and k_items items."))
 
 

@@ -438,7 +438,7 @@ def _plain(value: Any) -> Any:
 def record_data(record: neo4j.Record) -> dict:
     """`record.data()`, the same dict, made directly when every value is a string, number,
     boolean, null, list or map (every recall row): the driver's generic walk of ~600 values took
-    about 2 ms of a recall's CPU (docs/benchmarks.md, "The service")."""
+    about 2 ms of a recall's CPU (docs/design-and-evidence.md)."""
     try:
         return {k: _plain(v) for k, v in zip(record.keys(), record)}
     except _NotPlain:

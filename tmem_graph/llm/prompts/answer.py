@@ -3,7 +3,7 @@
 - `focus` (the default of `Memory.ask` and `tmem ask`; `answering.py` runs it): `KEEP_PROMPT`
   chooses the memory to keep in mind among what the triggers reached, then `FOCUS_PROMPT`
   answers in a sentence or two over the compact evidence, with that memory named. Written for
-  the small local model (docs/local-llm.md, "Answers").
+  the small local model (docs/models.md).
 - `assistant`: one call, a sentence or two, "Not in memory" when nothing supports an answer.
 - `locomo`: the matched LoCoMo QA prompt of the T-Mem paper (Figure 6, which the paper
   reproduces from the LoCoMo protocol): answers of five or six words, timestamps first. The
