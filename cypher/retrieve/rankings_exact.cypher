@@ -21,21 +21,19 @@ CALL (go) {
     UNWIND $bm25.topic.terms AS term
     OPTIONAL MATCH (t:Term {memory_id: $memory_id, key: term.key})
     WITH term, $bm25.topic.fields[term.field] AS f, COUNT { (t)<-[:HAS_TERM]-() } AS df
-    RETURN collect(term.probe) AS probes, collect(term.field) AS fields,
+    RETURN collect(term.probe) AS probes, collect(term.field) AS fields, collect(f.avg) AS avgs,
            collect(f.boost * log(1 + (f.docs - df + 0.5) / (df + 0.5))) AS weights
   }
-  CALL (probes, fields, weights) {   // the full-text index's candidates in the memory, scored exactly
+  CALL (probes, fields, avgs, weights) {   // the full-text index's candidates in the memory, scored exactly
     UNWIND $bm25.topic.terms AS term   // every object that has a query term: exact, no full-text index
     MATCH (:Term {memory_id: $memory_id, key: term.key})<-[:HAS_TERM]-(n)
     WITH DISTINCT n
-    CALL (n, probes, fields, weights) {   // BM25 (k1 1.2, b 0.75), each field on its own statistics
-      UNWIND range(0, size(probes) - 1) AS i
-      WITH i WHERE n.lex CONTAINS probes[i]
-      WITH i, split(n.lex, probes[i]) AS parts   // the term's count, off `lex`
-      WITH i, toFloat(split(parts[1], ' ')[0]) AS tf, $bm25.topic.fields[fields[i]] AS f, n.lex_len[fields[i]] AS len
-      RETURN sum(weights[i] * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * len / f.avg))) AS score
-    }
-    WITH n.id AS id, score WHERE id IS NOT NULL AND score > 0
+    WITH n.id AS id, n.lex AS lex, n.lex_len AS lens
+    WITH id, lens, [i IN range(0, size(probes) - 1) WHERE lex CONTAINS probes[i]   // each term's count, off `lex`
+                    | [i, toFloat(split(split(lex, probes[i])[1], ' ')[0])]] AS counts
+    WITH id, reduce(s = 0.0, c IN counts |   // BM25 (k1 1.2, b 0.75), each field on its own statistics
+                    s + coalesce(weights[c[0]] * c[1] / (c[1] + 1.2 * (1 - 0.75 + 0.75 * lens[fields[c[0]]] / avgs[c[0]])), 0.0)) AS score
+    WHERE id IS NOT NULL AND score > 0
     ORDER BY score DESC, id
     RETURN collect(id) AS ids, collect(score) AS scores
   }
@@ -47,21 +45,19 @@ CALL (go) {
     UNWIND $bm25.scene.terms AS term
     OPTIONAL MATCH (t:Term {memory_id: $memory_id, key: term.key})
     WITH term, $bm25.scene.fields[term.field] AS f, COUNT { (t)<-[:HAS_TERM]-() } AS df
-    RETURN collect(term.probe) AS probes, collect(term.field) AS fields,
+    RETURN collect(term.probe) AS probes, collect(term.field) AS fields, collect(f.avg) AS avgs,
            collect(f.boost * log(1 + (f.docs - df + 0.5) / (df + 0.5))) AS weights
   }
-  CALL (probes, fields, weights) {   // the full-text index's candidates in the memory, scored exactly
+  CALL (probes, fields, avgs, weights) {   // the full-text index's candidates in the memory, scored exactly
     UNWIND $bm25.scene.terms AS term   // every object that has a query term: exact, no full-text index
     MATCH (:Term {memory_id: $memory_id, key: term.key})<-[:HAS_TERM]-(n)
     WITH DISTINCT n
-    CALL (n, probes, fields, weights) {   // BM25 (k1 1.2, b 0.75), each field on its own statistics
-      UNWIND range(0, size(probes) - 1) AS i
-      WITH i WHERE n.lex CONTAINS probes[i]
-      WITH i, split(n.lex, probes[i]) AS parts   // the term's count, off `lex`
-      WITH i, toFloat(split(parts[1], ' ')[0]) AS tf, $bm25.scene.fields[fields[i]] AS f, n.lex_len[fields[i]] AS len
-      RETURN sum(weights[i] * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * len / f.avg))) AS score
-    }
-    WITH n.id AS id, score WHERE id IS NOT NULL AND score > 0
+    WITH n.id AS id, n.lex AS lex, n.lex_len AS lens
+    WITH id, lens, [i IN range(0, size(probes) - 1) WHERE lex CONTAINS probes[i]   // each term's count, off `lex`
+                    | [i, toFloat(split(split(lex, probes[i])[1], ' ')[0])]] AS counts
+    WITH id, reduce(s = 0.0, c IN counts |   // BM25 (k1 1.2, b 0.75), each field on its own statistics
+                    s + coalesce(weights[c[0]] * c[1] / (c[1] + 1.2 * (1 - 0.75 + 0.75 * lens[fields[c[0]]] / avgs[c[0]])), 0.0)) AS score
+    WHERE id IS NOT NULL AND score > 0
     ORDER BY score DESC, id
     RETURN collect(id) AS ids, collect(score) AS scores
   }
@@ -73,21 +69,19 @@ CALL (go) {
     UNWIND $bm25.item.terms AS term
     OPTIONAL MATCH (t:Term {memory_id: $memory_id, key: term.key})
     WITH term, $bm25.item.fields[term.field] AS f, COUNT { (t)<-[:HAS_TERM]-() } AS df
-    RETURN collect(term.probe) AS probes, collect(term.field) AS fields,
+    RETURN collect(term.probe) AS probes, collect(term.field) AS fields, collect(f.avg) AS avgs,
            collect(f.boost * log(1 + (f.docs - df + 0.5) / (df + 0.5))) AS weights
   }
-  CALL (probes, fields, weights) {   // the full-text index's candidates in the memory, scored exactly
+  CALL (probes, fields, avgs, weights) {   // the full-text index's candidates in the memory, scored exactly
     UNWIND $bm25.item.terms AS term   // every object that has a query term: exact, no full-text index
     MATCH (:Term {memory_id: $memory_id, key: term.key})<-[:HAS_TERM]-(n)
     WITH DISTINCT n
-    CALL (n, probes, fields, weights) {   // BM25 (k1 1.2, b 0.75), each field on its own statistics
-      UNWIND range(0, size(probes) - 1) AS i
-      WITH i WHERE n.lex CONTAINS probes[i]
-      WITH i, split(n.lex, probes[i]) AS parts   // the term's count, off `lex`
-      WITH i, toFloat(split(parts[1], ' ')[0]) AS tf, $bm25.item.fields[fields[i]] AS f, n.lex_len[fields[i]] AS len
-      RETURN sum(weights[i] * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * len / f.avg))) AS score
-    }
-    WITH n.id AS id, score WHERE id IS NOT NULL AND score > 0
+    WITH n.id AS id, n.lex AS lex, n.lex_len AS lens
+    WITH id, lens, [i IN range(0, size(probes) - 1) WHERE lex CONTAINS probes[i]   // each term's count, off `lex`
+                    | [i, toFloat(split(split(lex, probes[i])[1], ' ')[0])]] AS counts
+    WITH id, reduce(s = 0.0, c IN counts |   // BM25 (k1 1.2, b 0.75), each field on its own statistics
+                    s + coalesce(weights[c[0]] * c[1] / (c[1] + 1.2 * (1 - 0.75 + 0.75 * lens[fields[c[0]]] / avgs[c[0]])), 0.0)) AS score
+    WHERE id IS NOT NULL AND score > 0
     ORDER BY score DESC, id
     RETURN collect(id) AS ids, collect(score) AS scores
   }
@@ -100,21 +94,20 @@ CALL (go) {   // the turns a scene holds (the turn lane), and the largest share 
     UNWIND $bm25.turn.terms AS term
     OPTIONAL MATCH (t:Term {memory_id: $memory_id, key: term.key})
     WITH term, $bm25.turn.fields[term.field] AS f, COUNT { (t)<-[:HAS_TERM]-() } AS df
-    RETURN collect(term.probe) AS probes, collect(term.field) AS fields,
+    RETURN collect(term.probe) AS probes, collect(term.field) AS fields, collect(f.avg) AS avgs,
            collect(f.boost * log(1 + (f.docs - df + 0.5) / (df + 0.5))) AS weights
   }
-  CALL (probes, fields, weights) {   // the full-text index's candidates in the memory, scored exactly
+  CALL (probes, fields, avgs, weights) {   // the full-text index's candidates in the memory, scored exactly
     UNWIND $bm25.turn.terms AS term   // every object that has a query term: exact, no full-text index
     MATCH (:Term {memory_id: $memory_id, key: term.key})<-[:HAS_TERM]-(n)
     WITH DISTINCT n
-    CALL (n, probes, fields, weights) {   // BM25 (k1 1.2, b 0.75), each field on its own statistics
-      UNWIND range(0, size(probes) - 1) AS i
-      WITH i WHERE n.lex CONTAINS probes[i]
-      WITH i, split(n.lex, probes[i]) AS parts   // the term's count, off `lex`
-      WITH i, toFloat(split(parts[1], ' ')[0]) AS tf, $bm25.turn.fields[fields[i]] AS f, n.lex_len[fields[i]] AS len
-      RETURN sum(weights[i] * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * len / f.avg))) AS score, sum(weights[i]) AS holds
-    }
-    WITH n.id AS id, score, holds WHERE id IS NOT NULL AND score > 0
+    WITH n.id AS id, n.lex AS lex, n.lex_len AS lens
+    WITH id, lens, [i IN range(0, size(probes) - 1) WHERE lex CONTAINS probes[i]   // each term's count, off `lex`
+                    | [i, toFloat(split(split(lex, probes[i])[1], ' ')[0])]] AS counts
+    WITH id, reduce(s = 0.0, c IN counts |   // BM25 (k1 1.2, b 0.75), each field on its own statistics
+                    s + coalesce(weights[c[0]] * c[1] / (c[1] + 1.2 * (1 - 0.75 + 0.75 * lens[fields[c[0]]] / avgs[c[0]])), 0.0)) AS score,
+             reduce(s = 0.0, c IN counts | s + weights[c[0]]) AS holds
+    WHERE id IS NOT NULL AND score > 0
     ORDER BY score DESC, id
     RETURN collect(id) AS ids, collect(score) AS scores, max(holds) AS most
   }

@@ -1,4 +1,4 @@
-from tmem_graph.retrieve.fuse import ranks_of, rrf
+from tmem_graph.retrieve.fuse import ranks_of, rrf, rrf_tail, strongest
 
 
 def test_rrf_sums_reciprocal_ranks():
@@ -14,6 +14,15 @@ def test_rrf_sums_reciprocal_ranks():
 def test_rrf_ties_are_deterministic():
     assert [k for k, _ in rrf({"a": ["p"], "b": ["q"]})] == ["p", "q"]
     assert rrf({}) == []
+
+
+def test_equal_scores_keep_the_order_first_seen():
+    # the sorts order by score alone, stably: ids scored alike stay in the order the lists first give them
+    fused = rrf({"a": ["p", "q", "r"], "b": ["s", "r", "q"]})
+    assert [k for k, _ in fused] == ["q", "r", "p", "s"]   # q and r tie (ranks 2+3 each), then p and s
+    tied = strongest({"a": [("p", 1.0), ("q", 0.0)], "b": [("r", 1.0), ("s", 0.0)]})   # p, r: 1; q, s: -1
+    assert [k for k, _ in tied] == ["p", "r", "q", "s"]
+    assert [k for k, _ in rrf_tail({"a": ["x"]}, ["z", "y", "x"])] == ["x", "z", "y"]
 
 
 def test_ranks_of():

@@ -13,12 +13,22 @@ import hashlib
 import math
 import random
 import re
+from functools import lru_cache
 from typing import Sequence
 
 from ..errors import ConfigError
 from .base import Encoder
 
 _WORD = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=1024)   # a word's vector is drawn once: a benchmark's recalls encode over a small vocabulary
+def _unit(word: str, dim: int) -> tuple[float, ...]:
+    """The pseudo-random unit vector of one word (seeded by its SHA-256)."""
+    rng = random.Random(hashlib.sha256(word.encode()).digest())
+    v = [rng.gauss(0.0, 1.0) for _ in range(dim)]
+    norm = math.sqrt(sum(x * x for x in v))
+    return tuple(x / norm for x in v)
 
 
 class FakeEncoder(Encoder):
@@ -35,11 +45,8 @@ class FakeEncoder(Encoder):
             raise ConfigError(f"encoder {name!r}: the fake encoder is named fake:<dimension>, e.g. fake:64")
         return cls(int(raw))
 
-    def _word(self, word: str) -> list[float]:
-        rng = random.Random(hashlib.sha256(word.encode()).digest())
-        v = [rng.gauss(0.0, 1.0) for _ in range(self.dim)]
-        norm = math.sqrt(sum(x * x for x in v))
-        return [x / norm for x in v]
+    def _word(self, word: str) -> tuple[float, ...]:
+        return _unit(word, self.dim)
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> list[list[float]]:
         out = []

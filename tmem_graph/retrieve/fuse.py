@@ -21,21 +21,22 @@ reference code) or `strongest` (best standard score), which lets one strong chan
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from itertools import chain
+from typing import Iterable, Mapping, Sequence
 
 Scored = Sequence[tuple[str, float]]
 
 
-def _ordered(scores: Mapping[str, float], order: Mapping[str, int]) -> list[tuple[str, float]]:
-    return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+def _ordered(scores: Mapping[str, float], order: Iterable[str]) -> list[tuple[str, float]]:
+    """`scores` best first, equal scores in `order` (which holds every scored id): a stable sort
+    on the score alone keeps `order` among equals, and sorts in C."""
+    ranked = sorted([key for key in order if key in scores], key=scores.__getitem__, reverse=True)
+    return [(key, scores[key]) for key in ranked]
 
 
-def _first_seen(*lists: Sequence[str]) -> dict[str, int]:
-    order: dict[str, int] = {}
-    for ranking in lists:
-        for key in ranking:
-            order.setdefault(key, len(order))
-    return order
+def _first_seen(*lists: Sequence[str]) -> dict[str, None]:
+    """Every id of `lists`, in the order first seen."""
+    return dict.fromkeys(chain.from_iterable(lists))
 
 
 def rrf(rankings: Mapping[str, Sequence[str]], k0: int = 60,
@@ -83,8 +84,10 @@ def standardise(scored: Scored) -> dict[str, float]:
         return {}
     values = [s for _, s in scored]
     mean = sum(values) / len(values)
-    sd = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
-    return {key: (s - mean) / sd if sd > 0 else 0.0 for key, s in scored}
+    sd = (sum([(v - mean) ** 2 for v in values]) / len(values)) ** 0.5
+    if sd > 0:
+        return {key: (s - mean) / sd for key, s in scored}
+    return {key: 0.0 for key, _ in scored}
 
 
 def strongest(lists: Mapping[str, Scored]) -> list[tuple[str, float]]:
@@ -93,8 +96,9 @@ def strongest(lists: Mapping[str, Scored]) -> list[tuple[str, float]]:
     best: dict[str, float] = {}
     for scored in lists.values():
         for key, z in standardise(scored).items():
-            best[key] = max(best.get(key, z), z)
-    return _ordered(best, _first_seen(*([k for k, _ in r] for r in lists.values())))
+            if key not in best or z > best[key]:
+                best[key] = z
+    return _ordered(best, best)   # `best` holds the ids in the order first seen
 
 
 def score_fusion(lists: Mapping[str, Mapping[str, float]], pool: Sequence[str]) -> list[tuple[str, float]]:
