@@ -13,12 +13,6 @@ fresh `tmem recall` of each checkout; and each server's RSS when idle and after 
 
     TMEM_ENCODER=fake:384 python -m benchmarks scale run --memory scale-example --memory scale-1000 \\
         --memory scale-10000 --old /tmp/old --queries 100 --fresh 3
-
-`parts`: the server's time of a recall's first query (`retrieve/rankings`, median of `--rounds`)
-as shipped, without the Horizon list, and with every ranking searched (no scan):
-
-    TMEM_ENCODER=fake:384 python -m benchmarks scale parts --memory scale-example --memory scale-10000 \
-        --memory scale-100000 --rounds 7
 """
 
 from __future__ import annotations
@@ -151,34 +145,6 @@ def run(memories: list[str], old: Path | None, n: int, fresh: int, out: Path | N
         out.write_text(json.dumps(result, indent=1))
 
 
-def parts(memories: list[str], rounds: int) -> None:
-    from tmem_graph.retrieve.cascade import Cascade
-    from tmem_graph.retrieve.lexical import query_terms
-    from tmem_graph.store import Store
-    from tmem_graph.store.queries import query as cypher
-
-    q = "When was I anxious about a new job near the lake?"
-    print(f"load {load_average()}")
-    print("| memory | as shipped | no Horizon list | no scan |")
-    print("|---|---|---|---|")
-    with Store(Settings.from_env()) as store:
-        for memory in memories:
-            pid = store.memory(memory)["pid"]
-            cascade = Cascade(store, store.settings.retrieval)
-            base = cascade._ranking_params(pid, q, query_terms(q), cascade.statistics(pid, None),
-                                           CachedFake().encode([q])[0], None, frozenset())
-            variants = {"shipped": base,
-                        "none": {**base, "vec": {**base["vec"], "horizon": {"k": 0, "fetch": 0, "scan": False}}},
-                        "noscan": {**base, "vec": {k: {**v, "scan": False} for k, v in base["vec"].items()}}}
-            times: dict[str, list[int]] = {k: [] for k in variants}
-            with store.session("READ") as session:
-                for _ in range(rounds):
-                    for name, params in variants.items():
-                        summary = session.run(cypher("retrieve/rankings"), {**params, "past_commit": True}).consume()
-                        times[name].append(summary.result_available_after + summary.result_consumed_after)
-            print(f"| {memory} | " + " | ".join(f"{statistics.median(t):.0f} ms" for t in times.values()) + " |")
-
-
 def main(argv: list[str], prog: str) -> None:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -191,14 +157,9 @@ def main(argv: list[str], prog: str) -> None:
     p.add_argument("--queries", type=int, default=100)
     p.add_argument("--fresh", type=int, default=3)
     p.add_argument("--out", type=Path)
-    p = sub.add_parser("parts")
-    p.add_argument("--memory", action="append", required=True)
-    p.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args(argv)
     if args.command == "load":
         load(args.items, args.small)
-    elif args.command == "parts":
-        parts(args.memory, args.rounds)
     else:
         run(args.memory, args.old, args.queries, args.fresh, args.out)
 
