@@ -48,7 +48,7 @@ flush_option = click.option("--flush-after", type=click.FloatRange(0.1), metavar
               help="A file holding the bearer token (default: $TMEM_SERVE_TOKEN).")
 @click.option("--tokens", "tokens_file", type=click.Path(path_type=Path, dir_okay=False),
               help="A TOML file of tokens, each with its memory patterns and read or read-write access "
-                   "(docs/service.md, Tokens); instead of the one token and --memories.")
+                   "(docs/service.md, 'Beyond loopback: tokens'); instead of the one token and --memories.")
 @click.option("--max-body-mb", type=click.FloatRange(0.001, 1024), default=16.0, show_default=True,
               help="Largest request body accepted.")
 @memories_option
