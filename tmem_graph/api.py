@@ -247,7 +247,8 @@ class Memory:
         self._current(lambda pid: Cascade(self.store, self.settings.retrieval).reload(pid))
 
     def evidence(self, recall: Recall) -> str:
-        """The context block that `ask` hands to the answer model for this recall."""
+        """This recall as the context block for an answer model (`ask` reads `answer_context`, whose
+        default focus layout is more compact)."""
         return format_evidence(recall, self._speakers())
 
     def ask(self, question: str, speaker: str | None = None, without: Iterable[str] = (),
