@@ -232,7 +232,7 @@ def _true_share(flags: list[bool]) -> float | None:
 
 
 def _quarter(positions: list) -> float | None:
-    return sum(1 for at in positions if at is not None and at < 0.25) / len(positions) if positions else None
+    return _true_share([at is not None and at < 0.25 for at in positions])
 
 
 def _share(ranks: list, k: int) -> float | None:

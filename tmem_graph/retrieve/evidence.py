@@ -273,7 +273,7 @@ def anticipated(recall: Recall, items: int = 2, most: int = 8) -> list[tuple[str
     if not any(s.lane for s in recall.scenes):   # no lanes (`fusion="rrf"`): the Horizon triggers' first scene
         scenes = sorted((s for s in recall.scenes if "horizon" in s.via),
                         key=lambda s: s.ranks.get("horizon", 1 << 30))[:1]
-    named = {w for w in content_words(recall.query)}
+    named = content_words(recall.query)
     turns = [t for s in scenes for t in s.turns]
     turns.sort(key=lambda t: not (content_words(t["speaker"]) & named))   # stable: the recall's order otherwise
     out += [(f"{t['speaker']} said: {t['text']}", [t["id"]]) for t in turns]
