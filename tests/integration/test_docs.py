@@ -30,6 +30,7 @@ import pytest
 
 from tests.fixtures.auto_llm import serve as serve_auto_llm
 from tmem_graph import api
+from tmem_graph.evaluate.data import data_dir
 
 ROOT = Path(__file__).parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -148,13 +149,14 @@ def test_the_docs_blocks_run(path, store, auto_llm, bin_dir, tmp_path, settings)
     work.mkdir()
     for name in ("examples", "fixtures"):
         (work / name).symlink_to(ROOT / name)
-    (tmp_path / "shared").symlink_to(ROOT.parent / "shared")
+    shared = data_dir()   # the benchmark data wherever this clone finds it (`../shared/data` in the docs)
+    (tmp_path / "shared").symlink_to(shared.parent)
     ports = {p: str(_free_port()) for p in PORTS}
     script = work / "docs.sh"
     script.write_text(script_for(path, auto_llm, ports))
     env = {k: v for k, v in os.environ.items() if not k.startswith("TMEM_LLM_")}
     env.update(PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", PYTHONPATH=str(ROOT), TMEM_LLM_CACHE="off",
-               NEO4J_URI=settings.uri, TMEM_DATA_DIR=str(ROOT.parent / "shared" / "data"))
+               NEO4J_URI=settings.uri, TMEM_DATA_DIR=str(shared))
     try:
         done = subprocess.run(["bash", str(script)], cwd=work, env=env, capture_output=True, text=True, timeout=600)
     finally:
