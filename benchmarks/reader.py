@@ -3,15 +3,18 @@
 a reader that cannot tell them apart, then judged blind: awareness of the cue, or the gold answer.
 
     python -m benchmarks reader write --memory conv42-strong --base conv-42 --out DIR   # or --questions conv-42
-    #   a strong model answers DIR/blind/answer.jsonl into DIR/blind/replies.jsonl (DIR/blind/README.md)
+    #   a fresh strong-model session per set answers DIR/blind/reader-N/answer.jsonl into
+    #   DIR/blind/reader-N/replies.jsonl (its README.md); no set holds an ask twice
     python -m benchmarks reader judge-files --out DIR
     #   each judge reads DIR/judge/judge.jsonl and writes DIR/judge/verdicts-<name>.jsonl (DIR/judge/README.md)
     python -m benchmarks reader report DIR [DIR ...]
 
 Systems: `tmem` (the evidence `ask` hands over), `by-date` (the same, its associative pointers
 grouped by day: the layout before they were listed in the recall's order), `dense` and `hybrid`
-(flat retrieval's turns in rank order, cut at `tmem`'s tokens without its persona). Blocks get
-random ids and are shuffled; DIR/key.json, which neither reader nor judges see, says which is
+(flat retrieval's turns in rank order, as many as fit in `tmem`'s tokens without its persona,
+counted on the lines as shown). Blocks get random ids and go to one reader set per system, each
+ask's blocks drawn to the sets at random, so that a reader answers every ask once and cannot
+carry an answer from one system's block to another's; DIR/key.json, which neither reader nor judges see, says which is
 which. `report`: the rate per system, judge, relation or category; the judges' agreement;
 paired wins and losses against `tmem`; the rate by where the cue (or the gold evidence) stands.
 """
@@ -113,7 +116,7 @@ def write(args) -> None:
     turns = {t.id: t for t in memory.document().turns}
     settings = dataclasses.replace(memory.settings.retrieval.for_answer(), budget_tokens=args.budget)
     rng = random.Random(args.seed)
-    blocks, key = [], {}
+    sets, key = [], {}   # sets: each ask's blocks, one per system
     for message, speaker, entry, texts in asks(args, memory):
         recall = memory.recall(message, speaker=speaker, settings=settings)
         tokens = ctx.count(format_evidence(dataclasses.replace(recall, persona=[]), ctx.speakers))
@@ -122,25 +125,40 @@ def write(args) -> None:
             evidence["by-date"] = by_date(evidence["tmem"], recall)
         for name, ranking in ctx.flat.rankings(message).items():
             if name in args.systems:
-                chosen = cut_at_budget(ranking, lambda t: ctx.count(ctx.turn_text[t]), tokens)
-                evidence[name] = "\n".join([opening(ctx.speakers)] + [turn_line(turns.get(t), ctx.turn_text[t])
-                                                                       for t in chosen])
+                evidence[name] = flat_block(ctx, turns, ranking, tokens)
+        mine = []
         for name, text in evidence.items():
             block_id = f"{rng.getrandbits(40):010x}"
-            blocks.append({"id": block_id, **({"question": message} if args.questions else
-                                              {"speaker": speaker, "message": message}), "evidence": text})
+            mine.append({"id": block_id, **({"question": message} if args.questions else
+                                            {"speaker": speaker, "message": message}), "evidence": text})
             key[block_id] = {**entry, "system": name, "position": runner.cue_position(text, texts)}
-    rng.shuffle(blocks)
+        rng.shuffle(mine)   # which reader gets which system's block: drawn anew for every ask
+        sets.append(mine)
     blind = args.out / "blind"
-    blind.mkdir(parents=True, exist_ok=True)
-    (blind / "README.md").write_text(READER_QA if args.questions else READER)
-    with (blind / "answer.jsonl").open("w") as out:
-        for b in blocks:
-            out.write(json.dumps(b, ensure_ascii=False) + "\n")
+    for n in range(max(map(len, sets), default=0)):   # one reader per set: it never sees an ask twice
+        folder = blind / f"reader-{n + 1}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "README.md").write_text(READER_QA if args.questions else READER)
+        blocks = [mine[n] for mine in sets if n < len(mine)]
+        rng.shuffle(blocks)
+        with (folder / "answer.jsonl").open("w") as out:
+            for b in blocks:
+                out.write(json.dumps(b, ensure_ascii=False) + "\n")
     (args.out / "key.json").write_text(json.dumps({"memory": args.memory, "budget": args.budget, "blocks": key,
                                                    "kind": "qa" if args.questions else "plus"},
                                                   indent=1, ensure_ascii=False))
-    print(f"{len(blocks)} blocks ({len(key) // max(len(evidence), 1)} asks × {len(evidence)} systems) in {blind}")
+    print(f"{len(key)} blocks ({len(sets)} asks × {len(evidence)} systems) in {blind}/reader-N, "
+          "one reader session each")
+
+
+def flat_block(ctx, turns: dict, ranking: list[str], tokens: int) -> str:
+    """A flat system's block: its turns in rank order, as the reader sees them (day, speaker and
+    words), as many as the block holds within `tokens`, counted as tmem's block is counted."""
+    lines = {t: turn_line(turns.get(t), ctx.turn_text[t]) for t in ranking}
+    chosen = cut_at_budget(ranking, lambda t: ctx.count(lines[t]), tokens - ctx.count(opening(ctx.speakers)))
+    while len(chosen) > 1 and ctx.count("\n".join([opening(ctx.speakers)] + [lines[t] for t in chosen])) > tokens:
+        chosen.pop()   # the newlines' tokens
+    return "\n".join([opening(ctx.speakers)] + [lines[t] for t in chosen])
 
 
 def read_jsonl(path: Path, field: str) -> dict[str, object]:
@@ -160,11 +178,15 @@ def read_jsonl(path: Path, field: str) -> dict[str, object]:
 def judge_files(args) -> None:
     doc = json.loads((args.out / "key.json").read_text())
     key, qa = doc["blocks"], doc.get("kind") == "qa"
-    replies = read_jsonl(args.out / "blind" / "replies.jsonl", "reply")
+    replies, messages = {}, {}
+    for folder in sorted((args.out / "blind").glob("reader-*")):
+        if not (folder / "replies.jsonl").exists():
+            raise SystemExit(f"{folder / 'replies.jsonl'} is missing: each reader set needs its replies")
+        replies.update(read_jsonl(folder / "replies.jsonl", "reply"))
+        messages.update(read_jsonl(folder / "answer.jsonl", "question" if qa else "message"))
     missing = sorted(set(key) - set(replies))
     if missing:
         raise SystemExit(f"{len(missing)} blocks have no reply (first: {missing[0]})")
-    messages = read_jsonl(args.out / "blind" / "answer.jsonl", "question" if qa else "message")
     judge = args.out / "judge"
     judge.mkdir(exist_ok=True)
     (judge / "README.md").write_text(JUDGE_QA if qa else JUDGE)

@@ -92,10 +92,8 @@ def test_reader_writes_blind_blocks_then_reports_the_judges(dinner, tmp_path):
          "cue_scene": "s2", "relation_type": "state"}]))
     where = tmp_path / "reader"
     kit("reader", "write", "--memory", dinner, "--probes", str(probes), "--budget", "300", "--out", str(where))
-    blocks = [json.loads(line) for line in (where / "blind" / "answer.jsonl").read_text().splitlines()]
+    blocks = answer_sets(where, lambda n, b: f"reply {n}")
     assert len(blocks) == 6 and all(b["evidence"] for b in blocks)   # 2 probes × tmem, dense, hybrid
-    (where / "blind" / "replies.jsonl").write_text("".join(
-        json.dumps({"id": b["id"], "reply": f"reply {n}"}) + "\n" for n, b in enumerate(blocks)))
     kit("reader", "judge-files", "--out", str(where))
     judged = [json.loads(line)["id"] for line in (where / "judge" / "judge.jsonl").read_text().splitlines()]
     for judge, aware in (("a", lambda n: True), ("b", lambda n: n % 2 == 0)):
@@ -129,14 +127,33 @@ def test_rescore_imports_a_fixture_and_scores_it_at_a_budget(store, tmp_path):
             store.drop("c26s5-after")
 
 
+def answer_sets(where: Path, reply) -> list[dict]:
+    """The blocks of every reader set, after writing each set's replies (`reply(n, block)`); no set
+    holds an ask twice."""
+    blocks = []
+    sets = sorted((where / "blind").glob("reader-*"))
+    assert len(sets) >= 2
+    for folder in sets:
+        mine = [json.loads(line) for line in (folder / "answer.jsonl").read_text().splitlines()]
+        asks = [b.get("question") or b.get("message") for b in mine]
+        assert len(asks) == len(set(asks))   # a reader never meets an ask twice
+        (folder / "replies.jsonl").write_text("".join(
+            json.dumps({"id": b["id"], "reply": reply(len(blocks) + n, b)}) + "\n" for n, b in enumerate(mine)))
+        blocks += mine
+    return blocks
+
+
 def reader_questions(where: Path) -> None:
     """`reader` on LoCoMo questions: blind blocks without the gold, judged against it, reported per category."""
     kit("reader", "write", "--memory", "c26s5-after", "--questions", "conv-26", "--limit", "3", "--systems", "hybrid",
         "--budget", "300", "--out", str(where))
-    blocks = [json.loads(line) for line in (where / "blind" / "answer.jsonl").read_text().splitlines()]
+    blocks = answer_sets(where, lambda n, b: "x")
     assert len(blocks) == 6 and all(set(b) == {"id", "question", "evidence"} for b in blocks)
-    assert "short phrase" in (where / "blind" / "README.md").read_text()
-    (where / "blind" / "replies.jsonl").write_text("".join(json.dumps({"id": b["id"], "reply": "x"}) + "\n" for b in blocks))
+    assert "short phrase" in (where / "blind" / "reader-1" / "README.md").read_text()
+    key = json.loads((where / "key.json").read_text())["blocks"]
+    hybrid = [b["evidence"] for b in blocks if key[b["id"]]["system"] == "hybrid"]
+    with api.Memory("c26s5-after") as memory:   # the flat blocks as shown hold no more than tmem's tokens
+        assert hybrid and all(memory.encoder.count_tokens(text) <= 300 for text in hybrid)
     kit("reader", "judge-files", "--out", str(where))
     judged = [json.loads(line) for line in (where / "judge" / "judge.jsonl").read_text().splitlines()]
     assert len(judged) == 6 and all(j["gold"] and j["reply"] == "x" for j in judged)
