@@ -243,3 +243,26 @@ def test_a_chosen_scene_the_descriptive_pass_could_not_open_is_pointed_to_once()
     s3 = next(s for s in packed.scenes if s.id == "s3")
     assert s3.lane == "cue" and [t["id"] for t in s3.turns] == ["s3:0"]
     assert CUE_HEADING in format_evidence(packed, ["Ana"])
+
+
+def test_a_handed_over_question_comes_with_its_reply_and_a_lane_only_scene_adds_nothing():
+    r = recall()
+    s1 = r.scenes[0].turns
+    s1[8]["text"] = "Where did you go?"   # the window of the best turn (7) ends on a question
+    s1[9]["text"] = "I was in Chicago"
+    packed = packer.pack(r, 60, count, ["Ana", "Ben"])
+    first = packed.scenes[0]
+    assert [t["id"] for t in first.turns] == ["s1:6", "s1:7", "s1:8", "s1:9"]
+    assert "  Ana: Where did you go?\n  Ana: I was in Chicago" in format_evidence(packed, ["Ana"])
+    # a question the associative pass hands over alone brings its reply, listed right after it
+    cue = with_cue()
+    cue.cue[1].turns[4]["text"] = "Is taking care of them tough?"
+    packed = packer.pack(cue, 200, count, ["Ana", "Ben"], lane_share=0.2, cue_share=0.2)
+    c2 = [t["id"] for s in packed.scenes if s.id == "c2" for t in s.turns]
+    assert c2[:2] == ["c2:4", "c2:5"]
+    # a scene only the lane opened holds only the lane's turns: the turn after a question there is
+    # another lane turn, not its reply
+    partial = scene("s9", 2, "title s9")
+    partial.turns[0]["text"] = "Why?"
+    assert packer._Scene(partial, [], whole=False).with_replies([0]) == [0]
+    assert packer._Scene(partial, []).with_replies([0]) == [0, 1]

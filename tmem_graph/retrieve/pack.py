@@ -3,7 +3,7 @@ recent turns of a recall (docs/design-and-evidence.md).
 
 A scene is handed over as an excerpt. Its turns are ranked by their cosine with the query
 (stored with every turn); a scene contributes its best turns, each with WINDOW neighbours on
-both sides, under its title and time (no summary: a summary costs as much as two turns and
+both sides and every handed-over question with its reply, under its title and time (no summary: a summary costs as much as two turns and
 repeats them in other words, measured in docs/evaluation.md). The first pass takes, in rank
 order, each scene's best turn with its window interleaved with the items in proportion (the
 items' count over the scenes', after each scene; the rest after the last) and, after the
@@ -55,6 +55,19 @@ class _Scene:
     chosen: set[int] = dataclasses.field(default_factory=set)
     opened: bool = False
     alone: int | None = None          # a turn handed over without its window, which comes next
+    whole: bool = True                # `scene.turns` is the whole scene (not only the lane's turns of it)
+
+    def with_replies(self, group: list[int]) -> list[int]:
+        """`group` with the reply to each of its turns that asks something (ends with "?"): the
+        turn after it, when the scene's turns are all here and it is not handed over yet. A
+        question without its answer misleads a reader (docs/design-and-evidence.md)."""
+        turns, out = self.scene.turns, list(group)
+        if self.whole:
+            for n in group:
+                if (turns[n]["text"] or "").rstrip().endswith("?") and n + 1 < len(turns) \
+                        and n + 1 not in self.chosen and n + 1 not in out:
+                    out.append(n + 1)
+        return sorted(out)
 
     def next_group(self) -> list[int]:
         """The best turn not chosen yet, with the unchosen turns of its window (positions); first,
@@ -99,8 +112,9 @@ class _Packer:
         return bool(group) and self.add(state, group)
 
     def add(self, state: _Scene, group: list[int]) -> bool:
-        """Given turns (positions) of a scene, under its header when its excerpt is not open yet."""
-        scene = state.scene
+        """Given turns (positions) of a scene, each question with its reply, under its header when
+        its excerpt is not open yet."""
+        scene, group = state.scene, state.with_replies(group)
         if lane_only(scene):  # listed on their own under their lane's heading, in order or grouped by day
             heading, lines, days = LISTED[scene.lane], [], []
             for n in group:
@@ -223,7 +237,7 @@ def _lane(packer: _Packer, scenes: list[_Scene], lane: list[LaneTurn]) -> list[_
             scene = RecalledScene(id=turn.scene["id"], title=turn.scene["title"], time=turn.scene["time"],
                                   score=turn.score, via=[c for c in ("bm25", "dense") if any(c in t.via for t in mine)],
                                   ranks=turn.ranks, turns=[_turn(t) for t in mine], lane="turns", excerpt=True)
-            states[scene.id] = new[scene.id] = _Scene(scene, [])
+            states[scene.id] = new[scene.id] = _Scene(scene, [], whole=False)
         state = states[turn.scene["id"]]
         where = next((n for n, t in enumerate(state.scene.turns) if t["id"] == turn.id), None)
         if where is not None and where not in state.chosen:
