@@ -59,10 +59,11 @@ class _Scene:
 
     def with_replies(self, group: list[int]) -> list[int]:
         """`group` with the reply to each of its turns that asks something (ends with "?"): the
-        turn after it, when the scene's turns are all here and it is not handed over yet. A
-        question without its answer misleads a reader (docs/design-and-evidence.md)."""
+        turn after it, when the scene's turns are all here and it is not handed over yet, except
+        in a list of pointers (`RANKED`). A question without its answer misleads a reader
+        (docs/design-and-evidence.md)."""
         turns, out = self.scene.turns, list(group)
-        if self.whole:
+        if self.whole and self.scene.lane not in RANKED:   # a pointer stays one line: more of them fit
             for n in group:
                 if (turns[n]["text"] or "").rstrip().endswith("?") and n + 1 < len(turns) \
                         and n + 1 not in self.chosen and n + 1 not in out:
