@@ -14,8 +14,8 @@ grouped by day: the layout before they were listed in the recall's order), `dens
 (flat retrieval's turns in rank order, as many as fit in `tmem`'s tokens without its persona,
 counted on the lines as shown). Blocks get random ids and go to one reader set per system, each
 ask's blocks drawn to the sets at random, so that a reader answers every ask once and cannot
-carry an answer from one system's block to another's; DIR/key.json, which neither reader nor judges see, says which is
-which. `report`: the rate per system, judge, relation or category; the judges' agreement;
+carry an answer from one system's block to another's; DIR/key.json, which neither reader nor
+judges see, says which is which. `report`: the rate per system, judge, relation or category; the judges' agreement;
 paired wins and losses against `tmem`; the rate by where the cue (or the gold evidence) stands.
 """
 
@@ -154,11 +154,12 @@ def write(args) -> None:
 def flat_block(ctx, turns: dict, ranking: list[str], tokens: int) -> str:
     """A flat system's block: its turns in rank order, as the reader sees them (day, speaker and
     words), as many as the block holds within `tokens`, counted as tmem's block is counted."""
+    head = opening(ctx.speakers)
     lines = {t: turn_line(turns.get(t), ctx.turn_text[t]) for t in ranking}
-    chosen = cut_at_budget(ranking, lambda t: ctx.count(lines[t]), tokens - ctx.count(opening(ctx.speakers)))
-    while len(chosen) > 1 and ctx.count("\n".join([opening(ctx.speakers)] + [lines[t] for t in chosen])) > tokens:
+    chosen = cut_at_budget(ranking, lambda t: ctx.count(lines[t]), tokens - ctx.count(head))
+    while len(chosen) > 1 and ctx.count("\n".join([head] + [lines[t] for t in chosen])) > tokens:
         chosen.pop()   # the newlines' tokens
-    return "\n".join([opening(ctx.speakers)] + [lines[t] for t in chosen])
+    return "\n".join([head] + [lines[t] for t in chosen])
 
 
 def read_jsonl(path: Path, field: str) -> dict[str, object]:

@@ -5,12 +5,12 @@
 // the item layer is on), $item_ids (items reached through triggers or flat search), $recent_ids
 // (the chosen turns that no scene holds yet, in order), $lane_ids (the turn lane's turns, in order).
 // Columns: scenes ([{id, title, summary, narrative, time, turns: [{id, speaker, text, time, n, score}]}]:
-// a scene's time its own, else its first dated turn's (a scene imported without one: its header
-// then dates its turns once, docs/api.md); n the turn's place in its scene, score its cosine with the query mapped to [0, 1] or null),
+// n the turn's place in its scene, score its cosine with the query mapped to [0, 1] or null),
 // in the order of $scene_ids then $cue_ids), items ([{id, by_scene, kind, text, time, turn_ids, scene_ids, score}]: the
 // selected scenes' items ∪ $item_ids, exact cosine mapped to [0, 1], best first, equal scores by id),
 // recent ([{id, speaker, text, time, seq}] of $recent_ids still pending, in order), lane ([{id,
-// speaker, text, time, n, scene: {id, title, time}}] of $lane_ids a scene holds, in order), then exists,
+// speaker, text, time, n, scene: {id, title, time}}] of $lane_ids a scene holds, in order; the
+// scene's time its own, else its first dated turn's, as the cascade dates a recalled scene), then exists,
 // version, committing, host, pid as in retrieve/rankings.
 CYPHER 25
 CALL () {
@@ -18,9 +18,7 @@ CALL () {
   UNWIND range(0, size(ids) - 1) AS n
   MATCH (s:Scene {memory_id: $memory_id, id: ids[n]})
   WITH s, n ORDER BY n
-  RETURN collect({id: s.id, title: s.title, summary: s.summary, narrative: s.narrative,
-                  time: coalesce(s.time, COLLECT { MATCH (s)-[h:HAS_TURN]->(t:Turn) WHERE t.time IS NOT NULL
-                                                   WITH t, h ORDER BY h.order LIMIT 1 RETURN t.time }[0]),
+  RETURN collect({id: s.id, title: s.title, summary: s.summary, narrative: s.narrative, time: s.time,
                   turns: COLLECT { MATCH (s)-[h:HAS_TURN]->(t:Turn) WITH t, h ORDER BY h.order
                                    RETURN {id: t.id, speaker: t.speaker, text: t.text, time: t.time, n: h.order,
                                            score: CASE WHEN t.embedding IS NULL THEN null

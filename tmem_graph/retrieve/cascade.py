@@ -316,7 +316,9 @@ class Cascade:
                 row = rows.get(s.id)
                 if row is None or not row["turns"]:  # a scene always has turns: a write landed
                     return None, after
-                s.title, s.time, s.summary, s.narrative = row["title"], row["time"], row["summary"], row["narrative"]
+                s.title, s.summary, s.narrative = row["title"], row["summary"], row["narrative"]
+                # a scene stored without a time is dated by its first dated turn: its header then dates its turns once
+                s.time = row["time"] or next((t["time"] for t in row["turns"] if t["time"]), None)
                 s.turns = [{k: t[k] for k in ("id", "speaker", "text", "time")} for t in row["turns"]]
                 result.turn_scores.update({t["id"]: t["score"] for t in row["turns"] if t["score"] is not None})
         if trace:

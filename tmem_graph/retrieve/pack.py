@@ -3,8 +3,9 @@ recent turns of a recall (docs/design-and-evidence.md).
 
 A scene is handed over as an excerpt. Its turns are ranked by their cosine with the query
 (stored with every turn); a scene contributes its best turns, each with WINDOW neighbours on
-both sides and every handed-over question with its reply, under its title and time (no summary: a summary costs as much as two turns and
-repeats them in other words, measured in docs/evaluation.md). The first pass takes, in rank
+both sides and every handed-over question with its reply, under its title and time (no
+summary: a summary costs as much as two turns and repeats them in other words, measured in
+docs/evaluation.md). The first pass takes, in rank
 order, each scene's best turn with its window interleaved with the items in proportion (the
 items' count over the scenes', after each scene; the rest after the last) and, after the
 first scene, the recent turns; an item whose source turns (`turn_ids`) are all handed over
