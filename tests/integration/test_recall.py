@@ -15,8 +15,9 @@ from tests.conftest import load_fixture
 from tmem_graph import api
 from tmem_graph.errors import MemoryNotFound, TmemError
 from tmem_graph.config import HORIZON_MEAN_DEPTH, RetrievalSettings
-from tmem_graph.retrieve.cascade import Cascade
+from tmem_graph.retrieve.cascade import DAY_SCENES, Cascade
 from tmem_graph.retrieve.evidence import CUE_HEADING, day
+from tmem_graph.retrieve.questions import named_days
 from tmem_graph.retrieve.results import ABLATIONS
 from tmem_graph.retrieve.select import associative, associative_lane
 
@@ -323,7 +324,8 @@ def test_a_packed_recall_never_hands_over_another_memorys_turns(memory, store, e
     other = graft(synthetic_memory("test-recall-other", n_items=8, n_scenes=1), load_fixture(), "xx-")
     api.import_memory(other, store=store, encoder=encoder, replace=True)
     try:
-        for query in (DESCRIPTIVE_QUERY, "Bob greyhound Biscuit adopt", HORIZON_QUERY):
+        for query in (DESCRIPTIVE_QUERY, "Bob greyhound Biscuit adopt", HORIZON_QUERY,
+                      "What did Bob tell Alice on 10 July 2023?"):   # the day's scenes: this memory's only
             packed = memory.recall(query, settings=settings.with_retrieval(   # the lane for a weak match too
                 budget_tokens=3000, weak_cue_share=0.3, weak_lane_share=0.5).retrieval)
             assert any(s.lane == "turns" for s in packed.scenes), query
@@ -332,6 +334,31 @@ def test_a_packed_recall_never_hands_over_another_memorys_turns(memory, store, e
             assert not [i for i in ids if i.startswith("xx-")], query
     finally:
         store.drop("test-recall-other")
+
+
+def test_a_question_that_names_a_day_lists_that_days_best_scenes_right_after_the_first(memory, settings):
+    doc = memory.export()
+    said = {t["id"]: (t.get("time") or "")[:10] for t in doc["turns"]}
+    cfg = settings.with_retrieval(budget_tokens=2000).retrieval
+    query = "What did the team decide about the restaurant booking?"
+    for named in ("on 20 June 2023", "on June 18, 2023", "on 2023-06-19"):   # the day, or up to two days before it
+        since, until = named_days(named)
+        on_day = {s["id"] for s in doc["scenes"] if any(since <= said[t] < until for t in s["turn_ids"])}
+        assert "td-s3" in on_day and len(on_day) >= DAY_SCENES   # synthetic scenes too: the best ones are listed
+        dated = memory.recall(f"{query[:-1]} {named}?", settings=cfg)
+        ids = scene_ids(dated)
+        assert "td-s3" in ids[:2], (named, ids)
+        days = [s.id for s in dated.scenes if "day" in s.ranks]
+        assert set(days) <= on_day and len(days) <= DAY_SCENES
+        assert sum(key in on_day for key in ids[:1 + DAY_SCENES]) >= DAY_SCENES   # right after the first
+        assert all(s.turns for s in dated.scenes)
+    assert not any("day" in s.ranks for s in memory.recall(query, settings=cfg).scenes)
+    # a day no turn was said on (nor the two days before it), a month alone: no scene of a day
+    for named in ("on 25 June 2023", "in June 2023"):
+        assert not any("day" in s.ranks for s in memory.recall(f"{query[:-1]} {named}?", settings=cfg).scenes)
+    # without a budget the recall is the cascade's alone (kS scenes, shared/spec/cli.md)
+    whole = memory.recall(f"{query[:-1]} on 20 June 2023?")
+    assert not any("day" in s.ranks for s in whole.scenes)
 
 
 def test_a_weak_match_hands_over_associative_pointers(store, encoder, new_id, team_doc):

@@ -7,6 +7,7 @@ import pytest
 
 from tmem_graph.config import RetrievalSettings
 from tmem_graph.errors import UsageError
+from tmem_graph.retrieve.cascade import _with_day
 from tmem_graph.retrieve.filters import TurnFilter
 from tmem_graph.retrieve.results import Recall, RecalledScene
 
@@ -59,3 +60,13 @@ def test_a_filter_it_cannot_use_is_a_usage_error_of_one_line(args, message):
 def test_the_last_days_of_the_calendar_that_a_filter_can_hold():
     assert TurnFilter.of(until="9999-12-30").until == dt.datetime(9999, 12, 31)
     assert TurnFilter.of(since="0001-01-01", until="9999-12-31T23:59:59.999998").admits("Ana", "9999-12-31T23:00:00")
+
+
+def test_the_named_days_scenes_come_right_after_the_first_scene_and_move_up_when_recalled_lower():
+    scenes = [scene(k, "Ana") for k in ("a", "b", "c", "d")]
+    listed, ranked = _with_day(scenes, ["b", "a", "c", "d"], ["d", "x"])
+    assert [s.id for s in listed] == ["a", "d", "x", "b", "c"] and listed[1] is scenes[3]
+    assert listed[2].ranks == {"day": 2} and listed[2].turns == [] and ranked == ["b", "d", "x", "a", "c"]
+    # the first scene is of the day: it stays first
+    listed, ranked = _with_day(scenes, ["a", "b"], ["a", "c"])
+    assert [s.id for s in listed] == ["a", "c", "b", "d"] and ranked == ["a", "c", "b"]

@@ -9,7 +9,8 @@ gate) are the pure functions of `select.py`, fed with what two queries return:
    the pool may hold, the turns no scene holds yet and the personas, in one round trip (or
    `retrieve/rankings_exact`, reading no index, when it fails);
 2. `retrieve/finish`: the chosen scenes with their turns, the item pool (the chosen scenes'
-   items ∪ the items TrigRecall reached), and the memory's state again.
+   items ∪ the items TrigRecall reached), with a token budget the best scenes of a day the
+   question names (`questions.named_days`), and the memory's state again.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..store.lease import holder_gone, name_of
 from ..triggers import FAMILIES, HORIZON, ITEM, SCENE_FAMILIES
 from .lexical import (CACHE, KINDS, Bm25, Statistics, build, lex_probe, lucene_query, query_terms, statistics_keys,
                       term_key)
+from .questions import named_days
 from .results import COMPONENTS, Recall, RecalledScene
 from .select import (ItemCandidates, SceneCandidates, best_per_scene, fused_orders, scene_cue, select_cue,
                      select_items, select_lane, select_recent, select_scenes, top_topics, trig_recall)
@@ -41,6 +43,9 @@ SCAN_UP_TO = 100
 # a BM25 ranking asks the full-text index for this many times the entries it keeps (at least
 # `candidates`), and scores them exactly on the memory's own statistics (docs/design-and-evidence.md)
 BM25_OVERFETCH = 2.0
+# a packed recall whose question names a day (`questions.named_days`) lists this many scenes of that
+# window right after its first: the best by their best turn's cosine (docs/concepts.md)
+DAY_SCENES = 2
 CONSISTENT_WAIT_S = 30.0  # how long a recall runs again while its memory keeps being written
 MAX_COMMIT_S = 600.0      # a `committing` mark whose lease lapsed still counts this long (a long commit)
 
@@ -52,6 +57,18 @@ def check_ablations(without: Iterable[str]) -> frozenset[str]:
     if unknown:
         raise UsageError(f"unknown component(s) {', '.join(unknown)}; choose from {', '.join(COMPONENTS)}")
     return names
+
+
+def _with_day(scenes: list[RecalledScene], ranked: list[str], day: list[str]) -> tuple[list[RecalledScene], list[str]]:
+    """The recalled scenes and the packed listing order (`Recall.ranked`) with the named day's
+    scenes (`day`, best first) right after the first scene; one recalled already moves up."""
+    held = {s.id: s for s in scenes}
+    days = [held.get(key) or RecalledScene(id=key, title=None, time=None, score=0.0, via=["dense"],
+                                           ranks={"day": n}, turns=[]) for n, key in enumerate(day, 1)]
+    lead = scenes[:1] if scenes and scenes[0].id not in day else []
+    listed = [s for s in scenes[len(lead):] if s.id not in day]
+    first = ranked[:1] if ranked and ranked[0] not in day else []
+    return lead + days + listed, first + day + [key for key in ranked if key not in day and key not in first]
 
 
 def _state_of(row: dict) -> dict:
@@ -284,8 +301,10 @@ class Cascade:
             traced["lane"] = {"bm25": ranking(first, "lane_bm25"), "dense": ranking(first, "lane_dense")}
             if cfg.lane_share > 0:
                 lane = select_lane(traced["lane"]["bm25"], traced["lane"]["dense"], cfg)
+        window = named_days(query) if scenes_on and cfg.budget_tokens is not None else None
+        day = {"since": window[0], "until": window[1], "k": DAY_SCENES} if window else {"since": "", "until": "", "k": 0}
         second = self._run("retrieve/finish", {"memory_id": memory_id, "lease_id": name_of(memory_id),
-                                               "vector": vector, "scene_ids": scene_ids,
+                                               "vector": vector, "scene_ids": scene_ids, "day": day,
                                                "cue_ids": [s.id for s in cue],
                                                "items": items_on, "item_ids": list(via),
                                                "recent_ids": [t.id for t in recent], "lane_ids": [t.id for t in lane],
@@ -312,6 +331,8 @@ class Cascade:
         if scenes_on:
             rows = {r["id"]: r for r in second["scenes"]}
             result.cue = cue
+            if second["day"]:
+                result.scenes, result.ranked = _with_day(result.scenes, result.ranked, second["day"])
             for s in result.scenes + cue:
                 row = rows.get(s.id)
                 if row is None or not row["turns"]:  # a scene always has turns: a write landed
