@@ -265,3 +265,16 @@ def test_a_handed_over_question_comes_with_its_reply_and_a_lane_only_scene_adds_
     partial.turns[0]["text"] = "Why?"
     assert packer._Scene(partial, [], whole=False).with_replies([0]) == [0]
     assert packer._Scene(partial, []).with_replies([0]) == [0, 1]
+
+
+def test_a_scene_of_a_day_the_question_names_opens_first_even_when_the_pointers_take_the_budget():
+    r = with_cue()
+    r.scenes[2].ranks = {**r.scenes[2].ranks, "day": 1}   # s3, as the cascade marks a named day's scene
+    r.cue = r.cue + [dataclasses.replace(r.scenes[2], lane="cue")]   # SceneCue points to it too
+    packed = packer.pack(r, 120, count, ["Ana"], lane_share=0.0, cue_share=0.9)
+    s3 = next(s for s in packed.scenes if s.id == "s3")
+    assert s3.lane != "cue" and len(s3.turns) >= 2        # an excerpt with its window, not a one-line pointer
+    assert sum(s.id == "s3" for s in packed.scenes) == 1
+    r.scenes[2].ranks = {k: v for k, v in r.scenes[2].ranks.items() if k != "day"}
+    plain = packer.pack(r, 120, count, ["Ana"], lane_share=0.0, cue_share=0.9)
+    assert [s.lane for s in plain.scenes if s.id == "s3"] == ["cue"]   # without the day: a pointer

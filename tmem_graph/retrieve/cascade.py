@@ -61,10 +61,12 @@ def check_ablations(without: Iterable[str]) -> frozenset[str]:
 
 def _with_day(scenes: list[RecalledScene], ranked: list[str], day: list[str]) -> tuple[list[RecalledScene], list[str]]:
     """The recalled scenes and the packed listing order (`Recall.ranked`) with the named day's
-    scenes (`day`, best first) right after the first scene; one recalled already moves up."""
+    scenes (`day`, best first, each with its place in `ranks["day"]`: the packer opens them
+    first) right after the first scene; one recalled already moves up."""
     held = {s.id: s for s in scenes}
-    days = [held.get(key) or RecalledScene(id=key, title=None, time=None, score=0.0, via=["dense"],
-                                           ranks={"day": n}, turns=[]) for n, key in enumerate(day, 1)]
+    days = [replace(held[key], ranks={**held[key].ranks, "day": n}) if key in held else
+            RecalledScene(id=key, title=None, time=None, score=0.0, via=["dense"], ranks={"day": n}, turns=[])
+            for n, key in enumerate(day, 1)]
     lead = scenes[:1] if scenes and scenes[0].id not in day else []
     listed = [s for s in scenes[len(lead):] if s.id not in day]
     first = ranked[:1] if ranked and ranked[0] not in day else []

@@ -165,13 +165,16 @@ def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: lis
     packer = _Packer(budget, functools.lru_cache(maxsize=None)(count), speakers)
     reserve = int(budget * lane_share) if recall.lane else 0
     associative = int(budget * cue_share) if recall.cue else 0
-    packer.spend.left -= reserve + associative  # the lane's and the associative pass's shares, handed back below
     scenes = [_state(s, recall) for s in recall.scenes]
+    for state in scenes:   # the scenes of a day the question names open first, whatever the shares
+        if "day" in state.scene.ranks:
+            packer.open(state)
+    packer.spend.left -= reserve + associative  # the lane's and the associative pass's shares, handed back below
     per = math.ceil(len(recall.items) / len(scenes)) if scenes else len(recall.items)
     waiting = list(recall.items)
     items, recent = [], []
     for r in range(max(len(scenes), 1)):
-        if r < len(scenes):
+        if r < len(scenes) and not scenes[r].opened:
             packer.open(scenes[r])
         batch, waiting = (waiting[:per], waiting[per:]) if r < len(scenes) - 1 else (waiting, [])
         handed = {st.scene.turns[n]["id"] for st in scenes for n in st.chosen}
