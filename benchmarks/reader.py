@@ -43,8 +43,8 @@ Each line of answer.jsonl is one message a user sends to an assistant that keeps
 memory of earlier conversations: `speaker` (the user), `message`, and `evidence` (what the
 memory handed over for this message). Reply as that assistant would, in one to three sentences,
 to the user. Use the evidence where it bears on the message; do not mention "the evidence".
-Read each line on its own: lines share no context, and the same message may appear several
-times with different evidence. Write replies.jsonl: one JSON object per line, {"id": ..., "reply": ...},
+Read each line on its own: lines share no context (never use what another line's evidence
+said), and the same message may appear several times with different evidence. Write replies.jsonl: one JSON object per line, {"id": ..., "reply": ...},
 one for every id.
 """
 JUDGE = """# Judge each reply for awareness of an earlier conversation
@@ -59,8 +59,9 @@ READER_QA = """# Answer each question from its memory evidence
 
 Each line of answer.jsonl is a `question` about earlier conversations between two people, and
 `evidence` (what a memory of those conversations handed over for it). Answer in a short phrase
-(a few words; a date as the evidence gives it), from the evidence alone; when it does not hold
-the answer, give your best guess. Lines share no context. Write replies.jsonl: one JSON object
+(a few words; a date as the evidence gives it), from that line's evidence alone; when it does
+not hold the answer, give your best guess from it. Lines share no context: never use what
+another line's evidence said, even when you remember it. Write replies.jsonl: one JSON object
 per line, {"id": ..., "reply": ...}, one for every id.
 """
 JUDGE_QA = """# Judge each answer against the gold answer
@@ -135,15 +136,19 @@ def write(args) -> None:
         rng.shuffle(mine)   # which reader gets which system's block: drawn anew for every ask
         sets.append(mine)
     blind = args.out / "blind"
-    for n in range(max(map(len, sets), default=0)):   # one reader per set: it never sees an ask twice
-        folder = blind / f"reader-{n + 1}"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "README.md").write_text(READER_QA if args.questions else READER)
-        blocks = [mine[n] for mine in sets if n < len(mine)]
-        rng.shuffle(blocks)
-        with (folder / "answer.jsonl").open("w") as out:
-            for b in blocks:
-                out.write(json.dumps(b, ensure_ascii=False) + "\n")
+    per = args.per_reader or max(len(sets), 1)
+    folders = 0
+    for group in (sets[i:i + per] for i in range(0, len(sets), per)):   # a reader reads `per` asks at most
+        for n in range(max(map(len, group), default=0)):   # one reader per set: it never sees an ask twice
+            folders += 1
+            folder = blind / f"reader-{folders}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "README.md").write_text(READER_QA if args.questions else READER)
+            blocks = [mine[n] for mine in group if n < len(mine)]
+            rng.shuffle(blocks)
+            with (folder / "answer.jsonl").open("w") as out:
+                for b in blocks:
+                    out.write(json.dumps(b, ensure_ascii=False) + "\n")
     (args.out / "key.json").write_text(json.dumps({"memory": args.memory, "budget": args.budget, "blocks": key,
                                                    "kind": "qa" if args.questions else "plus"},
                                                   indent=1, ensure_ascii=False))
@@ -259,6 +264,9 @@ def main(argv: list[str], prog: str) -> None:
     w.add_argument("--limit", type=int, help="only the first N probes (or questions)")
     w.add_argument("--budget", type=int, default=2000, help="the evidence tokens (default: the answer evidence's)")
     w.add_argument("--seed", type=int, default=7)
+    w.add_argument("--per-reader", type=int, metavar="N",
+                   help="at most N asks per reader set (default: all): a reader who has read many blocks of one "
+                        "conversation answers from what other blocks said")
     w.add_argument("--systems", nargs="+", default=["dense", "hybrid"], choices=SYSTEMS[1:],
                    help="the systems beside tmem (default: dense and hybrid; by-date: tmem's evidence with "
                         "its pointers grouped by day in time order)")

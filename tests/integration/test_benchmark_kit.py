@@ -163,6 +163,12 @@ def reader_questions(where: Path) -> None:
     out = kit("reader", "report", str(where))
     assert "judges agree on 1.000" in out and "| system | n | correct (a) | correct (b) | correct (mean) |" in out
     assert "correct rate per category" in out and rows(out, "hybrid")[0][1] == "3"
+    # at most N asks per reader: more sets, each with its share of the asks, every block in one of them
+    kit("reader", "write", "--memory", "c26s5-after", "--questions", "conv-26", "--limit", "3", "--systems", "hybrid",
+        "--budget", "300", "--per-reader", "2", "--out", str(where / "small"))
+    sets = sorted((where / "small" / "blind").glob("reader-*"))
+    sizes = sorted(len((f / "answer.jsonl").read_text().splitlines()) for f in sets)
+    assert sizes == [1, 1, 2, 2] and len(answer_sets(where / "small", lambda n, b: "x")) == 6
 
 
 def test_scale_loads_synthetic_memories_then_times_recall(store):
