@@ -136,7 +136,7 @@ def write(args) -> None:
         rng.shuffle(mine)   # which reader gets which system's block: drawn anew for every ask
         sets.append(mine)
     blind = args.out / "blind"
-    per = args.per_reader or max(len(sets), 1)
+    per = args.per_reader or max(len(sets), 1)   # checked at least 1 by `main`
     folders = 0
     for group in (sets[i:i + per] for i in range(0, len(sets), per)):   # a reader reads `per` asks at most
         for n in range(max(map(len, group), default=0)):   # one reader per set: it never sees an ask twice
@@ -276,5 +276,7 @@ def main(argv: list[str], prog: str) -> None:
     r = modes.add_parser("report", help="aware rates, agreement, paired wins, by cue position")
     r.add_argument("dirs", type=Path, nargs="+")
     args = ap.parse_args(argv)
+    if args.mode == "write" and args.per_reader is not None and args.per_reader < 1:
+        ap.error(f"--per-reader {args.per_reader}: at least 1 ask per reader set")
     {"write": write, "judge-files": judge_files, "report": report}[args.mode](args)
 

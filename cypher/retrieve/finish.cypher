@@ -11,7 +11,7 @@
 // selected scenes' items ∪ $item_ids, exact cosine mapped to [0, 1], best first, equal scores by id),
 // recent ([{id, speaker, text, time, seq}] of $recent_ids still pending, in order), lane ([{id,
 // speaker, text, time, n, scene: {id, title, time}}] of $lane_ids a scene holds, in order; the
-// scene's time its own, else its first dated turn's, as the cascade dates a recalled scene), then exists,
+// scene's time its own, else its first dated turn's, as the cascade dates a recalled scene), then
 // day (the ids of the $day.k scenes holding the window's turns, best first by their best turn's
 // cosine; their rows are in scenes, after the others), exists, version, committing, host, pid as
 // in retrieve/rankings.

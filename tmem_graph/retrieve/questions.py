@@ -37,7 +37,7 @@ def named_days(query: str) -> tuple[str, str] | None:
         if later is None:
             continue
         try:
-            days.append(dt.date(year or later, month, day))
+            days.append(dt.date(later, month, day))
         except ValueError:   # "31 February": not a day
             continue
     if not days:
