@@ -149,7 +149,7 @@ ALLOWED = {
     "retrieve": set(), "retrieve.fuse": set(), "retrieve.lexical": set(), "retrieve.questions": set(),
     "retrieve.results": {"triggers"},
     "retrieve.evidence": {"retrieve.results", "words"}, "retrieve.presets": {"retrieve.results", "triggers"},
-    "retrieve.pack": {"retrieve.evidence", "retrieve.results"},
+    "retrieve.pack": {"retrieve.evidence", "retrieve.results", "words"},
     "retrieve.filters": {"config", "errors", "textio", "retrieve.results"},
     "retrieve.select": {"config", "retrieve.fuse", "retrieve.results", "triggers"},
     "retrieve.cascade": {"config", "errors", "store", "triggers", "retrieve.lexical", "retrieve.questions",

@@ -278,3 +278,44 @@ def test_a_scene_of_a_day_the_question_names_opens_first_even_when_the_pointers_
     r.scenes[2].ranks = {k: v for k, v in r.scenes[2].ranks.items() if k != "day"}
     plain = packer.pack(r, 120, count, ["Ana"], lane_share=0.0, cue_share=0.9)
     assert [s.lane for s in plain.scenes if s.id == "s3"] == ["cue"]   # without the day: a pointer
+
+
+
+def exchange(r: Recall) -> Recall:
+    """with_cue, its first pointer's scene an exchange: Ana says what matters, Ben's short reply
+    to it is the turn nearest the query."""
+    c1 = r.cue[0]
+    c1.turns[0].update(text="Oysters made me so ill at the wedding that I never eat shellfish now")
+    c1.turns[1].update(speaker="Ben", text="That one night changed a lot")
+    return r
+
+
+def test_a_leading_pointer_whose_best_turn_answers_a_fuller_turn_shows_that_turn():
+    r = exchange(with_cue())
+    packed = packer.pack(r, 1000, count, ["Ana", "Ben"], lane_share=0.2, cue_share=0.2)
+    c1 = next(s for s in packed.scenes if s.id == "c1")
+    assert c1.lane == "cue" and "c1:0" in [t["id"] for t in c1.turns]
+    assert "Ana: Oysters made me so ill" in format_evidence(packed, ["Ana", "Ben"]).split(CUE_HEADING)[1]
+    assert packer._Scene(r.cue[0], [1, 0]).best(exchange=True) == [0]
+    assert packer._Scene(r.cue[0], [1, 0]).best(exchange=False) == [1]
+    # what comes next for the scene is the window of the turn shown
+    state = packer._Scene(r.cue[0], [1, 0])
+    state.chosen.update(state.best(exchange=True))
+    assert state.next_group() == [1]
+    # a reply saying more than the turn before it stands, as does a turn after one of the same speaker
+    r.cue[0].turns[1]["text"] = ("Same here: bad oysters at my cousin's wedding in Porto made me sick for days, "
+                                 "so shellfish, mussels and clams are off my plate")
+    assert packer._Scene(r.cue[0], [1, 0]).best(exchange=True) == [1]
+    r = exchange(with_cue())
+    r.cue[0].turns[1]["speaker"] = "Ana"
+    assert packer._Scene(r.cue[0], [1, 0]).best(exchange=True) == [1]
+
+
+def test_only_the_first_pointers_show_the_fuller_turn_of_their_exchange(monkeypatch):
+    asked = []
+    best = packer._Scene.best
+    monkeypatch.setattr(packer._Scene, "best", lambda self, exchange=False: asked.append(exchange) or best(self, exchange))
+    r = with_cue()
+    r.cue = [dataclasses.replace(scene(f"x{n}", 1, f"filler {n}"), lane="cue") for n in range(packer.EXCHANGES + 2)]
+    packer.pack(r, 10_000, count, ["Ana", "Ben"], lane_share=0.2, cue_share=0.2)
+    assert asked == [True] * packer.EXCHANGES + [False, False]

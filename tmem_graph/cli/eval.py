@@ -345,7 +345,9 @@ def eval_locomo_plus(ctx, base, memory_id, data_path, build, sessions, limit, no
               "cascade = first recalled scene holding a cue turn; "
               "baselines = first cue turn among all turns; cue handed = a cue turn in the evidence handed "
               "over, the baselines cut at the full cascade's evidence tokens of each probe; cue first quarter = "
-              "a cue turn's words in the first quarter of that evidence (by characters); cue to keep in mind = a cue "
+              "a cue turn's words in the first quarter of that evidence (by characters); cue statement handed, "
+              "statement first quarter = the same for the cue's first turn (what the cue says, not the reply "
+              "to it); cue to keep in mind = a cue "
               "turn among the candidates the focus answer style keeps one in mind from")
     table = report.markdown_plus(result["summary"])
     if len(names) > 1:

@@ -20,7 +20,7 @@ def markdown_locomo(summary: dict) -> str:
 
 def markdown_plus(summary: dict) -> str:
     cols = ["S@1", "S@5", "S@5 causal", "S@5 state", "S@5 goal", "S@5 value", "cue handed", "cue first quarter",
-            "cue to keep in mind"]
+            "cue statement handed", "statement first quarter", "cue to keep in mind"]
     lines = ["| system | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
     for name, row in summary.items():
         lines.append(f"| {name} | " + " | ".join(_fmt(row.get(c)) for c in cols) + " |")

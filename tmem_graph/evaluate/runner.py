@@ -169,20 +169,24 @@ def evaluate_locomo_plus(ctx: Context, probes: list[Probe], systems=EVAL_SETS, b
     the full cascade's evidence tokens for that probe (`tokens`), as `evaluate_locomo` cuts them;
     and where in that evidence the cue stands (`position`, `cue_position`); for the cascade's
     systems, whether a cue turn is among the candidates the focus answer style chooses what to
-    keep in mind from (`candidates`, `retrieve.evidence.anticipated`)."""
+    keep in mind from (`candidates`, `retrieve.evidence.anticipated`); and where the cue's first
+    turn stands (`statement`): the words the cue is about, where the reply to them alone
+    ("That family scare clearly changed your habits.") names nothing a reader can use."""
     rows = []
     for p in probes:
         cue = {t.id for t in p.cue}
         texts = [t.text for t in p.cue]
         row = {"index": p.index, "relation": p.relation, "systems": {}, "handed": {}, "position": {},
-               "candidates": {}, "tokens": None}
+               "statement": {}, "candidates": {}, "tokens": None}
         for name, without in systems:
             recall = ctx.memory.recall(p.query, speaker=p.query_speaker, without=without,
                                        settings=ctx.evidence_settings)
             ranks = [n for n, s in enumerate(recall.scenes, 1) if cue & {t["id"] for t in s.turns}]
             row["systems"][name] = ranks[0] if ranks else None
             row["handed"][name] = bool(cue & ctx.evidence_turns(recall))
-            row["position"][name] = cue_position(format_evidence(recall, ctx.speakers), texts)
+            evidence = format_evidence(recall, ctx.speakers)
+            row["position"][name] = cue_position(evidence, texts)
+            row["statement"][name] = cue_position(evidence, texts[:1])
             row["candidates"][name] = any(cue & set(ids) for _, ids in anticipated(recall))
             if row["tokens"] is None:
                 row["tokens"] = ctx.count(format_evidence(dataclasses.replace(recall, persona=[]), ctx.speakers))
@@ -192,7 +196,9 @@ def evaluate_locomo_plus(ctx: Context, probes: list[Probe], systems=EVAL_SETS, b
                 row["systems"][name] = ranks[0] if ranks else None
                 chosen = cut_at_budget(ranking, lambda t: ctx.count(ctx.turn_text[t]), row["tokens"] or 0)
                 row["handed"][name] = bool(cue & set(chosen))
-                row["position"][name] = cue_position("\n".join(ctx.turn_text[t] for t in chosen), texts)
+                evidence = "\n".join(ctx.turn_text[t] for t in chosen)
+                row["position"][name] = cue_position(evidence, texts)
+                row["statement"][name] = cue_position(evidence, texts[:1])
         rows.append(row)
     return {"probes": rows, "summary": summarise_plus(rows)}
 
@@ -222,6 +228,10 @@ def summarise_plus(rows: list[dict]) -> dict:
                          "cue handed": sum(handed) / len(handed) if handed else None,
                          "cue first quarter": _quarter([r["position"].get(name) for r in rows
                                                         if name in r.get("position", {})]),
+                         "cue statement handed": _true_share([r["statement"][name] is not None for r in rows
+                                                              if name in r.get("statement", {})]),
+                         "statement first quarter": _quarter([r["statement"].get(name) for r in rows
+                                                              if name in r.get("statement", {})]),
                          "cue to keep in mind": _true_share([r["candidates"][name] for r in rows
                                                              if name in r.get("candidates", {})])}
     return summary

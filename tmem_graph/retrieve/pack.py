@@ -29,9 +29,14 @@ from typing import Callable
 
 from .evidence import (ITEMS_HEADING, LISTED, RANKED, RECENT_HEADING, SCENES_HEADING, day_line, item_line, lane_line,
                        lane_only, listed_day, opening, pointer_line, recent_line, scene_header, turn_line)
+from ..words import content_words
 from .results import LaneTurn, Recall, RecalledScene
 
 WINDOW = 1        # neighbours kept on each side of a chosen turn
+# the associative list's first pointers that show the turn their best turn answers when that
+# turn says more: a reply alone ("That family scare clearly changed your habits.") names nothing
+# a reader can use (docs/design-and-evidence.md, "The reader check")
+EXCHANGES = 5
 
 
 class _Budget:
@@ -84,11 +89,18 @@ class _Scene:
         group = [n for n in range(low, high) if n not in self.chosen]
         return group or self.next_group()
 
-    def best(self) -> list[int]:
-        """The best turn alone, when nothing is chosen yet (an associative opening)."""
+    def best(self, exchange: bool = False) -> list[int]:
+        """The best turn alone, when nothing is chosen yet (an associative opening); with
+        `exchange`, the turn it answers instead (the turn before it, another speaker's) when
+        that turn has more content words: what was said, not "That changed your habits"."""
         if self.order and not self.chosen:
-            self.alone = self.order[0]
-            return [self.order[0]]
+            n = self.order[0]
+            turns = self.scene.turns
+            if exchange and n > 0 and turns[n - 1].get("speaker") != turns[n].get("speaker") \
+                    and len(content_words(turns[n - 1]["text"])) > len(content_words(turns[n]["text"])):
+                n -= 1
+            self.alone = n
+            return [n]
         return []
 
 
@@ -107,10 +119,10 @@ class _Packer:
         self.headings.add(heading)
         return True
 
-    def open(self, state: _Scene, alone: bool = False) -> bool:
+    def open(self, state: _Scene, alone: bool = False, exchange: bool = False) -> bool:
         """A scene's first piece: its header (title and time) and its best turn, with its window
-        unless `alone`."""
-        group = state.best() if alone else state.next_group()
+        unless `alone` (with `exchange`, the fuller turn of its exchange: `_Scene.best`)."""
+        group = state.best(exchange) if alone else state.next_group()
         return bool(group) and self.add(state, group)
 
     def add(self, state: _Scene, group: list[int]) -> bool:
@@ -194,8 +206,8 @@ def pack(recall: Recall, budget: int, count: Callable[[str], int], speakers: lis
     cue = [_state(dataclasses.replace(s, excerpt=True), recall) for s in recall.cue if s.id not in opened]
     pointed = {st.scene.id for st in cue}
     scenes = [st for st in scenes if st.opened or st.scene.id not in pointed]  # a scene is packed once
-    for state in cue:  # the associative list's scenes, each by its best turn alone, listed on its own
-        packer.open(state, alone=True)
+    for n, state in enumerate(cue):  # the associative list's scenes, each by its best turn alone
+        packer.open(state, alone=True, exchange=n < EXCHANGES)   # (the first by the fuller turn of it)
     packer.spend.left += reserve
     lane = _lane(packer, scenes + cue, recall.lane)
     while any([packer.grow(state) for state in scenes + cue]):  # what is left goes to the excerpts again
