@@ -28,8 +28,9 @@ CUE_FUSIONS = ("strongest", "rrf")
 HORIZON_VIEWS = ("best", "mean")
 # with the mean, the Horizon family lists the memory's scenes by the mean cosine of all their Horizon
 # views (one search of their Horizon vectors, store/scene_horizon), at most this many multiples of
-# `candidates` (1,000 scenes by default)
-HORIZON_MEAN_DEPTH = 20
+# `candidates` (200 scenes by default, as deep as the Scene-trigger views' list; every scene of a
+# LoCoMo-sized memory; 1,000 cost a 10,000-item memory ~8 ms a recall: docs/design-and-evidence.md)
+HORIZON_MEAN_DEPTH = 4
 # the associative lane's order in the final scene fusion: SceneCue's, the Horizon family's own, an
 # RRF (k0 = cue_k0) of the Horizon family's order and SceneCue's, and of those and the scene
 # vector's (the pool by the cosine of a scene's title, summary and narrative), or the Horizon

@@ -84,7 +84,7 @@ def test_a_scene_s_horizon_score_is_the_mean_of_all_its_views(memory, encoder):
             assert score == pytest.approx(expect(views[host]), abs=1e-5), (rule, host)
         lists[rule] = ranked
     assert [h for h, _ in lists["mean"]] != [h for h, _ in lists["best"]]
-    shallow = Cascade(memory.store, RetrievalSettings(candidates=1))   # the 20 best scenes: not all of them
+    shallow = Cascade(memory.store, RetrievalSettings(candidates=1))   # the HORIZON_MEAN_DEPTH best scenes: not all
     ranked = shallow.recall(memory.pid, HORIZON_QUERY, vector, trace=True).trace["scenes"].cue_lists["horizon"]
     means = sorted(((sum(v) / len(v), host) for host, v in views.items()), reverse=True)
     assert len(ranked) == HORIZON_MEAN_DEPTH < len(views)
