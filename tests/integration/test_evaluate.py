@@ -112,6 +112,10 @@ def test_locomo_plus_cue_recall_on_stitched_probes(conv):
         found = [block.index(t.text) for t in probe.cue if t.text in block]
         assert row["position"]["full"] == (min(found) / len(block) if found else None), probe.index
         assert row["position"]["dense"] is None or row["handed"]["dense"]
+        # where the cue's own first turn stands (what was said, not the reply to it)
+        first = probe.cue[0].text
+        assert row["statement"]["full"] == (block.index(first) / len(block) if first in block else None)
+        assert row["statement"]["full"] is None or row["statement"]["full"] >= row["position"]["full"]
         # the keep-in-mind candidates the focus answer style chooses from
         assert row["candidates"]["full"] == any(cue & set(ids) for _, ids in anticipated(recall))
         assert "dense" not in row["candidates"]
@@ -120,6 +124,10 @@ def test_locomo_plus_cue_recall_on_stitched_probes(conv):
     assert result["summary"]["full"]["cue first quarter"] == sum(
         r["position"]["full"] is not None and r["position"]["full"] < 0.25 for r in result["probes"]) / 3
     assert result["summary"]["full"]["cue to keep in mind"] == sum(r["candidates"]["full"] for r in result["probes"]) / 3
+    assert result["summary"]["full"]["cue statement handed"] == sum(
+        r["statement"]["full"] is not None for r in result["probes"]) / 3
+    assert result["summary"]["full"]["statement first quarter"] == sum(
+        r["statement"]["full"] is not None and r["statement"]["full"] < 0.25 for r in result["probes"]) / 3
 
 
 def test_cli_writes_the_reports(conv, tmp_path):
