@@ -280,7 +280,6 @@ def test_a_scene_of_a_day_the_question_names_opens_first_even_when_the_pointers_
     assert [s.lane for s in plain.scenes if s.id == "s3"] == ["cue"]   # without the day: a pointer
 
 
-
 def exchange(r: Recall) -> Recall:
     """with_cue, its first pointer's scene an exchange: Ana says what matters, Ben's short reply
     to it is the turn nearest the query."""

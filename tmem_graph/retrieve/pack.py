@@ -27,9 +27,9 @@ import functools
 import math
 from typing import Callable
 
+from ..words import content_words
 from .evidence import (ITEMS_HEADING, LISTED, RANKED, RECENT_HEADING, SCENES_HEADING, day_line, item_line, lane_line,
                        lane_only, listed_day, opening, pointer_line, recent_line, scene_header, turn_line)
-from ..words import content_words
 from .results import LaneTurn, Recall, RecalledScene
 
 WINDOW = 1        # neighbours kept on each side of a chosen turn
@@ -96,7 +96,7 @@ class _Scene:
         if self.order and not self.chosen:
             n = self.order[0]
             turns = self.scene.turns
-            if exchange and n > 0 and turns[n - 1].get("speaker") != turns[n].get("speaker") \
+            if exchange and n > 0 and turns[n - 1]["speaker"] != turns[n]["speaker"] \
                     and len(content_words(turns[n - 1]["text"])) > len(content_words(turns[n]["text"])):
                 n -= 1
             self.alone = n
