@@ -1,7 +1,7 @@
 """How much of a memory's exact rankings recall's index searches return.
 
 For each memory, `--queries` of its own item and turn texts (encoded with its encoder) are
-searched in each vector index recall uses, filtered to the memory (and trigger family), asking
+searched in each vector index recall uses, filtered to the memory, asking
 for `k × f` entries for each over-fetch factor `f`; recall@k is the share of the exact top k
 (every entry's cosine, in Cypher) that the search's first k hold. The BM25 rankings of
 `retrieve/rankings` are held to `lexical.Bm25` over every text of the memory the same way, at
@@ -31,8 +31,8 @@ RANKINGS = {
     "scene_dialogue_embedding": ("Scene", "dialogue_embedding", None, 50, "scene_dialogue_embedding"),
     "turn_embedding": ("Turn", "passage_embedding", None, 80, "turn_embedding"),
     "item_embedding": ("Item", "embedding", None, 50, "item_embedding"),
-    "trigger item": ("Trigger", "embedding", "item", 80, "trigger_embedding"),
-    "scene views": ("SceneView", "embedding", "scene", 200, "scene_view_embedding"),
+    "item views": ("ItemView", "embedding", None, 80, "item_view_embedding"),
+    "scene views": ("SceneView", "embedding", None, 200, "scene_trigger_view_embedding"),
     "scene_horizon_embedding": ("Scene", "horizon_embedding", None, 1000, "scene_horizon_embedding"),
 }
 
@@ -151,9 +151,9 @@ def main(argv: list[str], prog: str) -> None:
     settings = Settings.from_env()
     with Store(settings) as store:
         with store.session("READ") as s:
-            row = s.run("SHOW VECTOR INDEXES YIELD name, options WHERE name = 'trigger_embedding' "
+            row = s.run("SHOW VECTOR INDEXES YIELD name, options WHERE name = 'item_view_embedding' "
                         "RETURN options").single()
-        print("index settings:", row["options"]["indexConfig"] if row else "no trigger_embedding index")
+        print("index settings:", row["options"]["indexConfig"] if row else "no item_view_embedding index")
         for memory_id in args.memory:
             if args.what != "bm25":
                 measure(store, memory_id, args.queries, args.factor or [1.0, 2.0, 3.0], args.seed)

@@ -15,90 +15,39 @@ CALL () {
          l.host AS host, l.pid AS pid
 }
 WITH exists, version, committing, host, pid, exists AND (NOT committing OR $past_commit) AS go
-CALL (go) {
-  WITH go WHERE go AND $bm25.topic.fetch > 0
-  CALL () {   // each query term's weight in each field: boost × IDF on the memory's own statistics
-    UNWIND $bm25.topic.terms AS term
+CALL (go) {   // every BM25 ranking, one kind a row
+  WITH go WHERE go
+  UNWIND ['topic', 'scene', 'item', 'turn'] AS kind
+  WITH kind, $bm25[kind] AS b
+  WHERE b.fetch > 0
+  CALL (b) {   // each query term's weight in each field: boost × IDF on the memory's own statistics
+    UNWIND b.terms AS term
     OPTIONAL MATCH (t:Term {memory_id: $memory_id, key: term.key})
-    WITH term, $bm25.topic.fields[term.field] AS f, COUNT { (t)<-[:HAS_TERM]-() } AS df
-    RETURN collect(term.probe) AS probes, collect(term.field) AS fields, collect(f.avg) AS avgs,
+    WITH term, b.fields[term.field] AS f, COUNT { (t)<-[:HAS_TERM]-() } AS df
+    RETURN collect(term.probe) AS probes, collect(term.field) AS fields, collect(term.word) AS words,
+           collect(f.avg) AS avgs, collect(df) AS dfs, collect(f.docs) AS docs,
            collect(f.boost * log(1 + (f.docs - df + 0.5) / (df + 0.5))) AS weights
   }
-  CALL (probes, fields, avgs, weights) {   // the full-text index's candidates in the memory, scored exactly
-    UNWIND $bm25.topic.terms AS term   // every object that has a query term: exact, no full-text index
-    MATCH (:Term {memory_id: $memory_id, key: term.key})<-[:HAS_TERM]-(n)
-    WITH DISTINCT n
-    WITH n.id AS id, n.lex AS lex, n.lex_len AS lens
-    WITH id, lens, [i IN range(0, size(probes) - 1) WHERE lex CONTAINS probes[i]   // each term's count, off `lex`
-                    | [i, toFloat(split(split(lex, probes[i])[1], ' ')[0])]] AS counts
-    WITH id, reduce(s = 0.0, c IN counts |   // BM25 (k1 1.2, b 0.75), each field on its own statistics
-                    s + coalesce(weights[c[0]] * c[1] / (c[1] + 1.2 * (1 - 0.75 + 0.75 * lens[fields[c[0]]] / avgs[c[0]])), 0.0)) AS score
-    WHERE id IS NOT NULL AND score > 0
-    ORDER BY score DESC, id
-    RETURN collect(id) AS ids, collect(score) AS scores
-  }
-  RETURN coalesce(head(collect(ids[..$bm25.topic.k])), []) AS topic_bm25_ids, coalesce(head(collect(scores[..$bm25.topic.k])), []) AS topic_bm25_scores
-}
-CALL (go) {
-  WITH go WHERE go AND $bm25.scene.fetch > 0
-  CALL () {   // each query term's weight in each field: boost × IDF on the memory's own statistics
-    UNWIND $bm25.scene.terms AS term
-    OPTIONAL MATCH (t:Term {memory_id: $memory_id, key: term.key})
-    WITH term, $bm25.scene.fields[term.field] AS f, COUNT { (t)<-[:HAS_TERM]-() } AS df
-    RETURN collect(term.probe) AS probes, collect(term.field) AS fields, collect(f.avg) AS avgs,
-           collect(f.boost * log(1 + (f.docs - df + 0.5) / (df + 0.5))) AS weights
-  }
-  CALL (probes, fields, avgs, weights) {   // the full-text index's candidates in the memory, scored exactly
-    UNWIND $bm25.scene.terms AS term   // every object that has a query term: exact, no full-text index
-    MATCH (:Term {memory_id: $memory_id, key: term.key})<-[:HAS_TERM]-(n)
-    WITH DISTINCT n
-    WITH n.id AS id, n.lex AS lex, n.lex_len AS lens
-    WITH id, lens, [i IN range(0, size(probes) - 1) WHERE lex CONTAINS probes[i]   // each term's count, off `lex`
-                    | [i, toFloat(split(split(lex, probes[i])[1], ' ')[0])]] AS counts
-    WITH id, reduce(s = 0.0, c IN counts |   // BM25 (k1 1.2, b 0.75), each field on its own statistics
-                    s + coalesce(weights[c[0]] * c[1] / (c[1] + 1.2 * (1 - 0.75 + 0.75 * lens[fields[c[0]]] / avgs[c[0]])), 0.0)) AS score
-    WHERE id IS NOT NULL AND score > 0
-    ORDER BY score DESC, id
-    RETURN collect(id) AS ids, collect(score) AS scores
-  }
-  RETURN coalesce(head(collect(ids[..$bm25.scene.k])), []) AS scene_bm25_ids, coalesce(head(collect(scores[..$bm25.scene.k])), []) AS scene_bm25_scores
-}
-CALL (go) {
-  WITH go WHERE go AND $bm25.item.fetch > 0
-  CALL () {   // each query term's weight in each field: boost × IDF on the memory's own statistics
-    UNWIND $bm25.item.terms AS term
-    OPTIONAL MATCH (t:Term {memory_id: $memory_id, key: term.key})
-    WITH term, $bm25.item.fields[term.field] AS f, COUNT { (t)<-[:HAS_TERM]-() } AS df
-    RETURN collect(term.probe) AS probes, collect(term.field) AS fields, collect(f.avg) AS avgs,
-           collect(f.boost * log(1 + (f.docs - df + 0.5) / (df + 0.5))) AS weights
-  }
-  CALL (probes, fields, avgs, weights) {   // the full-text index's candidates in the memory, scored exactly
-    UNWIND $bm25.item.terms AS term   // every object that has a query term: exact, no full-text index
-    MATCH (:Term {memory_id: $memory_id, key: term.key})<-[:HAS_TERM]-(n)
-    WITH DISTINCT n
-    WITH n.id AS id, n.lex AS lex, n.lex_len AS lens
-    WITH id, lens, [i IN range(0, size(probes) - 1) WHERE lex CONTAINS probes[i]   // each term's count, off `lex`
-                    | [i, toFloat(split(split(lex, probes[i])[1], ' ')[0])]] AS counts
-    WITH id, reduce(s = 0.0, c IN counts |   // BM25 (k1 1.2, b 0.75), each field on its own statistics
-                    s + coalesce(weights[c[0]] * c[1] / (c[1] + 1.2 * (1 - 0.75 + 0.75 * lens[fields[c[0]]] / avgs[c[0]])), 0.0)) AS score
-    WHERE id IS NOT NULL AND score > 0
-    ORDER BY score DESC, id
-    RETURN collect(id) AS ids, collect(score) AS scores
-  }
-  RETURN coalesce(head(collect(ids[..$bm25.item.k])), []) AS item_bm25_ids, coalesce(head(collect(scores[..$bm25.item.k])), []) AS item_bm25_scores
-}
-CALL (go) {   // the turns a scene holds (the turn lane), and the largest share of the query's
-              // word weight (each term's IDF) that one of them holds (a weak match's test)
-  WITH go WHERE go AND $bm25.turn.fetch > 0
-  CALL () {   // each query term's weight in each field: boost × IDF on the memory's own statistics
-    UNWIND $bm25.turn.terms AS term
-    OPTIONAL MATCH (t:Term {memory_id: $memory_id, key: term.key})
-    WITH term, $bm25.turn.fields[term.field] AS f, COUNT { (t)<-[:HAS_TERM]-() } AS df
-    RETURN collect(term.probe) AS probes, collect(term.field) AS fields, collect(f.avg) AS avgs,
-           collect(f.boost * log(1 + (f.docs - df + 0.5) / (df + 0.5))) AS weights
-  }
-  CALL (probes, fields, avgs, weights) {   // the full-text index's candidates in the memory, scored exactly
-    UNWIND $bm25.turn.terms AS term   // every object that has a query term: exact, no full-text index
+  // the common words: in each field held by none or at least half of the objects with text there,
+  // by at least b.common objects in all (long postings, small weights); left out of the search
+  // unless every word is. `bound`, their summed weights, is more than an object holding no other
+  // word scores.
+  WITH kind, b, probes, fields, avgs, weights, words, dfs,
+       [j IN range(0, size(b.words) - 1) WHERE b.words[j].term >= 0
+          AND all(i IN range(0, size(words) - 1) WHERE words[i] <> b.words[j].term OR dfs[i] = 0 OR 2 * dfs[i] >= docs[i])
+          AND reduce(n = 0, i IN range(0, size(words) - 1) | n + CASE WHEN words[i] = b.words[j].term THEN dfs[i] ELSE 0 END)
+              >= b.common | b.words[j].term] AS common
+  WITH kind, b, probes, fields, avgs, weights, words, dfs,
+       CASE WHEN all(w IN b.words WHERE w.term < 0 OR w.term IN common) THEN [] ELSE common END AS common
+  WITH kind, b, probes, fields, avgs, weights, common,
+       reduce(s = 0.0, i IN range(0, size(words) - 1) | s + CASE WHEN words[i] IN common AND dfs[i] > 0 THEN weights[i] ELSE 0.0 END) AS bound,
+       reduce(s = '', w IN [w IN b.words WHERE NOT w.term IN common] | s + CASE WHEN s = '' THEN '' ELSE ' ' END + w.text) AS body
+  WITH kind, b, probes, fields, avgs, weights, bound, size(common) AS left_out,
+       CASE WHEN size(common) = 0 THEN b.lucene
+            ELSE b.scope + ' +(' + reduce(s = '', c IN b.clauses | s + CASE WHEN s = '' THEN '' ELSE ' ' END
+                                                                   + c.open + body + c.close) + ')' END AS lucene
+  CALL (b, probes, fields, avgs, weights, lucene) {   // the index's candidates in the memory, scored exactly
+    UNWIND b.terms AS term   // every object that has a query term: exact, no full-text index
     MATCH (:Term {memory_id: $memory_id, key: term.key})<-[:HAS_TERM]-(n)
     WITH DISTINCT n
     WITH n.id AS id, n.lex AS lex, n.lex_len AS lens
@@ -111,9 +60,34 @@ CALL (go) {   // the turns a scene holds (the turn lane), and the largest share 
     ORDER BY score DESC, id
     RETURN collect(id) AS ids, collect(score) AS scores, max(holds) AS most
   }
-  RETURN coalesce(head(collect(ids[..$bm25.turn.k])), []) AS lane_bm25_ids, coalesce(head(collect(scores[..$bm25.turn.k])), []) AS lane_bm25_scores,
-         head(collect(coalesce(most, 0.0) / reduce(s = 0.0, x IN weights | s + x))) AS turn_words
+  // exact when the ranking's last place (its first, asked for none) outscores `bound`; else every word
+  WITH kind, b, probes, fields, avgs, weights, left_out, ids, scores, most,
+       false AS again
+  CALL (b, probes, fields, avgs, weights, again) {   // the same, with every word
+    WITH b, probes, fields, avgs, weights WHERE again
+    UNWIND b.terms AS term   // every object that has a query term: exact, no full-text index
+    MATCH (:Term {memory_id: $memory_id, key: term.key})<-[:HAS_TERM]-(n)
+    WITH DISTINCT n
+    WITH n.id AS id, n.lex AS lex, n.lex_len AS lens
+    WITH id, lens, [i IN range(0, size(probes) - 1) WHERE lex CONTAINS probes[i]
+                    | [i, toFloat(split(split(lex, probes[i])[1], ' ')[0])]] AS counts
+    WITH id, reduce(s = 0.0, c IN counts |
+                    s + coalesce(weights[c[0]] * c[1] / (c[1] + 1.2 * (1 - 0.75 + 0.75 * lens[fields[c[0]]] / avgs[c[0]])), 0.0)) AS score,
+             reduce(s = 0.0, c IN counts | s + weights[c[0]]) AS holds
+    WHERE id IS NOT NULL AND score > 0
+    ORDER BY score DESC, id
+    RETURN collect(id) AS all_ids, collect(score) AS all_scores, max(holds) AS all_most
+  }
+  WITH kind, b, weights, left_out, again,
+       CASE WHEN again THEN [all_ids, all_scores, all_most] ELSE [ids, scores, most] END AS ranked
+  RETURN collect(kind) AS kinds, collect({kind: kind, left_out: left_out, again: again}) AS bm25_searches,
+         collect([ranked[0][..b.k], ranked[1][..b.k]]) AS rankings,
+         head(collect(CASE WHEN kind = 'turn' THEN coalesce(ranked[2], 0.0) / reduce(s = 0.0, x IN weights | s + x) END)) AS turn_words
 }
+WITH *, [k IN ['topic', 'scene', 'item', 'turn'] | coalesce(rankings[head([i IN range(0, size(kinds) - 1) WHERE kinds[i] = k])], [[], []])] AS bm25
+WITH *, bm25[0][0] AS topic_bm25_ids, bm25[0][1] AS topic_bm25_scores, bm25[1][0] AS scene_bm25_ids,
+     bm25[1][1] AS scene_bm25_scores, bm25[2][0] AS item_bm25_ids, bm25[2][1] AS item_bm25_scores,
+     bm25[3][0] AS lane_bm25_ids, bm25[3][1] AS lane_bm25_scores
 CALL (go) {
   WITH go WHERE go AND $vec.topic.k > 0
   CALL () {
@@ -277,7 +251,7 @@ CALL (go) {
   WITH p ORDER BY p.seq
   RETURN collect({speaker: p.speaker, summary: p.summary}) AS personas
 }
-RETURN exists, version, committing, host, pid, topic_bm25_ids, topic_bm25_scores, scene_bm25_ids, scene_bm25_scores,
+RETURN exists, version, committing, host, pid, bm25_searches, topic_bm25_ids, topic_bm25_scores, scene_bm25_ids, scene_bm25_scores,
        item_bm25_ids, item_bm25_scores, lane_bm25_ids, lane_bm25_scores, turn_words, topic_dense_ids, topic_dense_scores, scene_dense_ids,
        scene_dense_scores, dialogue_ids, dialogue_scores, lane_dense_ids, lane_dense_scores, lane_dense_scenes,
        item_views, scene_trigger_ids, scene_trigger_scores,

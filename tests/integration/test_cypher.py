@@ -52,8 +52,47 @@ def test_schema_migrations_are_idempotent(store, encoder):
     store.apply_schema(encoder.dim)
     assert store.vector_dimensions() == before
     assert set(before) >= {"topic_embedding", "scene_embedding", "scene_dialogue_embedding",
-                           "item_embedding", "trigger_embedding"}
+                           "item_embedding", "item_view_embedding", "scene_trigger_view_embedding",
+                           "horizon_view_embedding"}
+    assert "trigger_embedding" not in before
     assert set(before.values()) == {encoder.dim}
+
+
+def vector_indexes(store) -> set[str]:
+    return {r["name"] for r in store.run("store/vector_indexes")}
+
+
+def test_a_database_written_before_the_family_indexes_is_migrated(store, encoder, new_id, team_doc):
+    """Views written when one index held every family (no ItemView, Horizon views labelled
+    SceneView, the indexes trigger_embedding and scene_view_embedding) get their family's label,
+    the old indexes go, and a recall reads the same evidence."""
+    memory_id = team_doc["memory_id"] = new_id("families")
+    api.import_memory(team_doc, store=store, encoder=encoder)
+    memory = api.Memory(memory_id, store=store, encoder=encoder)
+    before = memory.recall("sushi for the team").to_json()
+    labels = ("MATCH (v:Trigger {memory_id: $m}) RETURN v.family AS family, v:ItemView AS item, "
+              "v:SceneView AS scene, v:HorizonView AS horizon, count(*) AS n ORDER BY family, item, scene, horizon")
+    with store.session("WRITE") as s:
+        now = s.run(labels, m=memory.pid).data()
+        assert {r["family"] for r in now} == {"item", "scene", "horizon"}
+        assert all([r["item"], r["scene"], r["horizon"]] == [r["family"] == f for f in ("item", "scene", "horizon")]
+                   for r in now), now
+        s.run("MATCH (v:Trigger {memory_id: $m}) WHERE v.family = 'horizon' REMOVE v:HorizonView SET v:SceneView",
+              m=memory.pid).consume()
+        s.run("MATCH (v:ItemView {memory_id: $m}) REMOVE v:ItemView", m=memory.pid).consume()
+        for old, label in (("trigger_embedding", "Trigger"), ("scene_view_embedding", "SceneView")):
+            s.run(f"CREATE VECTOR INDEX {old} IF NOT EXISTS FOR (n:{label}) ON n.embedding "
+                  "WITH [n.memory_id, n.family] OPTIONS {indexConfig: {`vector.dimensions`: $d}}",
+                  d=encoder.dim).consume()
+    assert {"trigger_embedding", "scene_view_embedding"} <= vector_indexes(store)
+    store.apply_schema(encoder.dim)
+    assert {"trigger_embedding", "scene_view_embedding"} & vector_indexes(store) == set()
+    with store.session("READ") as s:
+        assert s.run(labels, m=memory.pid).data() == now
+    after = memory.recall("sushi for the team").to_json()
+    for recall in (before, after):
+        recall.pop("timings_ms", None)
+    assert after == before
 
 
 EXPLORE_PARAMS = {"scene_id": "s1", "item_id": "i1", "scene_ids": ["s1", "s3"], "item_ids": ["i1", "i5"]}

@@ -35,14 +35,14 @@ def test_a_dropped_index_is_detected_and_repaired_and_recall_does_not_need_it(st
     before = recall_json(memory_id)
     assert before["scenes"]
     healthy = tmem("db", "check")
-    assert healthy.returncode == 0 and "trigger_embedding: ok" in healthy.stdout, healthy.stdout + healthy.stderr
+    assert healthy.returncode == 0 and "item_view_embedding: ok" in healthy.stdout, healthy.stdout + healthy.stderr
     try:
         with store.session("WRITE") as s:
-            s.run("DROP INDEX trigger_embedding").consume()
+            s.run("DROP INDEX item_view_embedding").consume()
             s.run("DROP INDEX turn_embedding").consume()   # the turn lane's: recall once required it
         broken = tmem("db", "check")
-        assert broken.returncode == 4
-        assert "trigger_embedding: UNUSABLE, the index does not exist" in broken.stdout
+        assert broken.returncode == 4, broken.stdout
+        assert "item_view_embedding: UNUSABLE, the index does not exist" in broken.stdout
         assert "turn_embedding: UNUSABLE, the index does not exist" in broken.stdout
         assert "tmem db check --repair" in broken.stderr and "Traceback" not in broken.stderr
 
@@ -50,8 +50,8 @@ def test_a_dropped_index_is_detected_and_repaired_and_recall_does_not_need_it(st
 
         repaired = tmem("db", "check", "--repair")
         assert repaired.returncode == 0, repaired.stdout + repaired.stderr
-        assert "rebuilt trigger_embedding, turn_embedding" in repaired.stdout
-        assert "trigger_embedding: ok" in repaired.stdout and "turn_embedding: ok" in repaired.stdout
+        assert "rebuilt item_view_embedding, turn_embedding" in repaired.stdout, broken.stdout
+        assert "item_view_embedding: ok" in repaired.stdout and "turn_embedding: ok" in repaired.stdout
     finally:
         api.apply_schema(store=store, encoder=encoder)  # whatever happened, the suite's index is back
     assert recall_json(memory_id) == before

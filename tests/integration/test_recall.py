@@ -7,6 +7,7 @@ triggers; switching the family off must lose them.
 """
 
 import copy
+from dataclasses import replace
 
 import pytest
 
@@ -15,8 +16,10 @@ from tests.conftest import load_fixture
 from tmem_graph import api
 from tmem_graph.errors import MemoryNotFound, TmemError
 from tmem_graph.config import HORIZON_MEAN_DEPTH, RetrievalSettings
+from tmem_graph.retrieve import cascade
 from tmem_graph.retrieve.cascade import DAY_SCENES, Cascade
 from tmem_graph.retrieve.evidence import CUE_HEADING, day
+from tmem_graph.retrieve.lexical import query_terms
 from tmem_graph.retrieve.questions import named_days
 from tmem_graph.retrieve.results import ABLATIONS
 from tmem_graph.retrieve.select import associative, associative_lane
@@ -453,3 +456,37 @@ def test_an_embedding_set_by_hand_with_no_cosine_is_ranked_nowhere_and_recall_st
         assert after.scenes and after.version == "hand-edited"
     finally:
         mem.drop()
+
+
+def first_query(store, memory, cfg: RetrievalSettings, query: str, encoder) -> dict:
+    """The row of retrieve/rankings for `query`, as a recall with `cfg` asks for it."""
+    run = Cascade(store, cfg)
+    stats = run.statistics(memory.pid, None)
+    params = run._ranking_params(memory.pid, query, query_terms(query), stats, encoder.encode([query])[0], None,
+                                 frozenset())
+    return store.run("retrieve/rankings", **params, past_commit=False)[0]
+
+
+@pytest.mark.parametrize("candidates", [3, 50])
+def test_a_search_without_the_common_words_ranks_what_a_search_with_every_word_ranks(memory, store, settings,
+                                                                                      encoder, monkeypatch, candidates):
+    """Every synthetic turn and item says "about": with a low enough bar it is a common word, left
+    out of the full-text search; the rankings are those of the search with every word, whether
+    the last place outscores it (a shallow ranking) or the ranking searches again (a deep one)."""
+    cfg = replace(settings.retrieval.for_budget(), candidates=candidates)
+    query = "Who felt anxious about the pottery class?"
+    monkeypatch.setattr(cascade, "COMMON_POSTINGS", 10 ** 9)
+    every = first_query(store, memory, cfg, query, encoder)
+    assert all(s["left_out"] == 0 and not s["again"] for s in every["bm25_searches"])
+    monkeypatch.setattr(cascade, "COMMON_POSTINGS", 10)
+    common = first_query(store, memory, cfg, query, encoder)
+    searches = {s["kind"]: s for s in common["bm25_searches"]}
+    assert searches["item"]["left_out"] >= 1 and searches["turn"]["left_out"] >= 1, searches   # "about", "felt"
+    if candidates == 3:   # the last place outscores an object that only says "about"
+        assert not searches["item"]["again"] and not searches["turn"]["again"], searches
+    else:   # fewer items than asked hold another word: it searches again
+        assert searches["item"]["again"], searches
+    for kind in ("topic", "scene", "item", "lane"):
+        assert common[f"{kind}_bm25_ids"] == every[f"{kind}_bm25_ids"], kind
+        assert common[f"{kind}_bm25_scores"] == pytest.approx(every[f"{kind}_bm25_scores"]), kind
+    assert common["turn_words"] == pytest.approx(every["turn_words"])

@@ -10,8 +10,8 @@ import types
 from tmem_graph.config import RetrievalSettings
 from tmem_graph.errors import DatabaseUnavailable
 from tmem_graph.retrieve.cascade import Cascade
-from tmem_graph.retrieve.lexical import (CACHE, Bm25, Statistics, StatisticsCache, analyse, build, lex_probe, lucene_query,
-                                         query_terms, statistics_keys, term_rows)
+from tmem_graph.retrieve.lexical import (CACHE, Bm25, Statistics, StatisticsCache, analyse, build, lex_probe,
+                                         lucene_parts, lucene_query, query_terms, statistics_keys, term_rows)
 
 
 def test_analysis_follows_lucenes_english_analyzer():
@@ -98,6 +98,20 @@ def test_a_lucene_query_is_scoped_lowercased_and_escaped():
     q = lucene_query("scene123", {"title": 3.0, "text": 1.0}, "Oysters AND (NOT) o'neil?")
     assert q == "+ft_scope:scene123 +(title:(oysters and not o'neil)^3 text:(oysters and not o'neil))"
     assert lucene_query("s", {"text": 1.0}, "?! ") is None
+
+
+def test_the_parts_of_a_lucene_query_name_each_word_s_term():
+    text = "Oysters AND the oyster's (bar)?"
+    parts = lucene_parts("scene123", {"title": 3.0, "text": 1.0}, text, query_terms(text))
+    assert query_terms(text) == ["oyster", "bar"]
+    assert parts["scope"] == "+ft_scope:scene123"
+    assert parts["clauses"] == [{"open": "title:(", "close": ")^3"}, {"open": "text:(", "close": ")"}]
+    # "and" and "the" are stop words (no term); "oysters" and "oyster's" analyse to the same term
+    assert parts["words"] == [{"text": "oysters", "term": 0}, {"text": "and", "term": -1}, {"text": "the", "term": -1},
+                              {"text": "oyster's", "term": 0}, {"text": "bar", "term": 1}]
+    body = " ".join(w["text"] for w in parts["words"])   # retrieve/rankings builds it so, every word kept
+    assert lucene_query("scene123", {"title": 3.0, "text": 1.0}, text) == (
+        parts["scope"] + " +(" + " ".join(c["open"] + body + c["close"] for c in parts["clauses"]) + ")")
 
 
 class SlowStore:

@@ -37,10 +37,12 @@ def exact_of(index_query: str) -> str:
                     "size(n.horizon_embedding) = size($vector) + 1 AND " + CHECKED.format(p="n.horizon_embedding"))
     for p in ("n.embedding", "n.dialogue_embedding", "n.passage_embedding", "v.embedding", "s.embedding", "t.embedding"):
         ex = ex.replace(f"size({p}) = size($vector)", f"size({p}) = size($vector) AND " + CHECKED.format(p=p))
-    ex = re.sub(r"    CALL db\.index\.fulltext\.queryNodes\(\$bm25\.(\w+)\.index, \$bm25\.\w+\.lucene, "
-                r"\{limit: \$bm25\.\w+\.fetch\}\) YIELD node AS n\n    WHERE n\.memory_id = \$memory_id\n",
-                r"    UNWIND $bm25.\1.terms AS term   // every object that has a query term: exact, no full-text index\n"
+    ex = re.sub(r"    CALL db\.index\.fulltext\.queryNodes\(b\.index, (b\.)?lucene, "
+                r"\{limit: b\.fetch\}\) YIELD node AS n\n    WHERE n\.memory_id = \$memory_id\n",
+                r"    UNWIND b.terms AS term   // every object that has a query term: exact, no full-text index\n"
                 r"    MATCH (:Term {memory_id: $memory_id, key: term.key})<-[:HAS_TERM]-(n)\n    WITH DISTINCT n\n", ex)
+    ex = re.sub(r"       bound > 0 AND NOT [^\n]* AS again\n",   # every object scored: never again
+                "       false AS again\n", ex)
     return HEADER + ex[ex.index("CYPHER 25"):]
 
 

@@ -25,8 +25,8 @@ from ..errors import DatabaseFault, MemoryBusy, SchemaError, MemoryNotFound, Usa
 from ..store import ft_scope
 from ..store.lease import holder_gone, name_of
 from ..triggers import FAMILIES, HORIZON, ITEM, SCENE_FAMILIES
-from .lexical import (CACHE, KINDS, Bm25, Statistics, build, lex_probe, lucene_query, query_terms, statistics_keys,
-                      term_key)
+from .lexical import (CACHE, KINDS, Bm25, Statistics, build, lex_probe, lucene_parts, lucene_query, query_terms,
+                      statistics_keys, term_key)
 from .questions import named_days
 from .results import COMPONENTS, Recall, RecalledScene
 from .select import (ItemCandidates, SceneCandidates, best_per_scene, fused_orders, scene_cue, select_cue,
@@ -43,6 +43,11 @@ SCAN_UP_TO = 100
 # a BM25 ranking asks the full-text index for this many times the entries it keeps (at least
 # `candidates`), and scores them exactly on the memory's own statistics (docs/design-and-evidence.md)
 BM25_OVERFETCH = 2.0
+# a BM25 ranking leaves out of its full-text search a word that at least half of the memory's objects
+# with text hold in each field, and this many in all (its weight is small, its postings long); when
+# the ranking's last place does not then outscore every object holding only such words, it searches
+# again with every word (retrieve/rankings; docs/design-and-evidence.md "Recall at scale")
+COMMON_POSTINGS = 1000
 # a packed recall whose question names a day (`questions.named_days`) lists this many scenes of that
 # window right after its first: the best by their best turn's cosine (docs/concepts.md)
 DAY_SCENES = 2
@@ -223,9 +228,11 @@ class Cascade:
             fetch = math.ceil(max(wanted, cfg.candidates) * BM25_OVERFETCH) if asks else 0
             bm25[kind] = {"k": wanted, "fetch": fetch, "index": "turn_search" if kind == "turn" else "text_search",
                           "lucene": lucene_query(ft_scope(kind, memory_id), KINDS[kind], query) if asks else None,
+                          **lucene_parts(ft_scope(kind, memory_id), KINDS[kind], query if asks else "", terms),
+                          "common": COMMON_POSTINGS,
                           "fields": stats.fields(kind) if stats is not None else [],
-                          "terms": [{"key": term_key(kind, f, t), "probe": lex_probe(f, t), "field": n}
-                                    for n, f in enumerate(KINDS[kind]) for t in terms] if asks else []}
+                          "terms": [{"key": term_key(kind, f, t), "probe": lex_probe(f, t), "field": n, "word": j}
+                                    for n, f in enumerate(KINDS[kind]) for j, t in enumerate(terms)] if asks else []}
 
         families = {f.key for f in SCENE_FAMILIES if scenes_on and f.ablation not in off}
         if items_on and ITEM.ablation not in off:
@@ -251,7 +258,7 @@ class Cascade:
             vec[name] = {"k": min(k, held), "fetch": min(held, k + deeper),
                          "scan": held <= SCAN_UP_TO}   # so few that scoring each costs less than a search
         if vec["lane"]["k"]:   # the turn index holds the turns waiting for a scene too: the lane leaves them out
-            vec["lane"]["fetch"] = min(stats.held("turn_embedding"), vec["lane"]["fetch"] + cfg.k_recent + cfg.candidates)
+            vec["lane"]["fetch"] = min(stats.held("turn_embedding"), vec["lane"]["fetch"] + stats.pending)
         return {"memory_id": memory_id, "lease_id": name_of(memory_id), "vector": vector, "limit": cfg.candidates,
                 "commit_ms": int(MAX_COMMIT_S * 1000), "speaker": speaker, "bm25": bm25, "vec": vec,
                 # the scenes whose cosines the pool may need (the rest, rare, by retrieve/cosines):

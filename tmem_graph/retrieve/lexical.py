@@ -78,13 +78,26 @@ def lucene_query(scope: str, fields: dict[str, float], text: str) -> str | None:
     token) that share a word with `text` in one of `fields` (boosted as the BM25 ranking weighs
     them): `+ft_scope:<scope> +(title:(w1 w2)^3 …)`. The words are `text`'s own, lower-cased (so
     AND, OR and NOT are never operators) and escaped, at most MAX_TERMS; the index analyses them
-    as it analysed the texts. None when `text` has no words."""
-    words = list(dict.fromkeys(w for w in _WORD.findall((text or "").lower())))[:MAX_TERMS]
-    if not words:
+    as it analysed the texts. None when `text` has no words. retrieve/rankings builds the same
+    query from `lucene_parts` when it leaves common words out."""
+    parts = lucene_parts(scope, fields, text, [])
+    if not parts["words"]:
         return None
-    body = " ".join(_LUCENE_SPECIAL.sub(r"\\\1", w) for w in words)
-    clauses = " ".join(f"{field}:({body})" + (f"^{boost:g}" if boost != 1 else "") for field, boost in fields.items())
-    return f"+ft_scope:{scope} +({clauses})"
+    body = " ".join(w["text"] for w in parts["words"])
+    return parts["scope"] + " +(" + " ".join(c["open"] + body + c["close"] for c in parts["clauses"]) + ")"
+
+
+def lucene_parts(scope: str, fields: dict[str, float], text: str, terms: list[str]) -> dict:
+    """The pieces of `lucene_query`: `scope` ("+ft_scope:<scope>"), `clauses` (per field, what
+    opens and closes its list of words: "title:(" and ")^3"), `words` (each escaped word of
+    `text` with the place in `terms` of the term it analyses to, -1 when none: a stop word)."""
+    words = list(dict.fromkeys(w for w in _WORD.findall((text or "").lower())))[:MAX_TERMS]
+    place = {term: n for n, term in enumerate(terms)}
+    return {"scope": f"+ft_scope:{scope}",
+            "clauses": [{"open": f"{field}:(", "close": ")" + (f"^{boost:g}" if boost != 1 else "")}
+                        for field, boost in fields.items()],
+            "words": [{"text": _LUCENE_SPECIAL.sub(r"\\\1", w), "term": place.get(next(iter(analyse(w)), None), -1)}
+                      for w in words]}
 
 
 def query_terms(text: str) -> list[str]:
@@ -167,7 +180,9 @@ KINDS = {
     "turn": {"text": 1.0},
 }
 LABELS = {"topic": "Topic", "scene": "Scene", "item": "Item", "turn": "Turn"}
-# the vector indexes recall searches; the trigger index is counted per family ("trigger_embedding|item")
+# the vector indexes recall searches; the trigger views are counted per family under the key
+# "vec|trigger_embedding|<family>" (the name of the one index that held them all, kept so that stored
+# counts stay valid; each family now has its own index: store/graph.py VECTOR_INDEXES)
 VECTOR_INDEXES = ("topic_embedding", "scene_embedding", "scene_dialogue_embedding", "scene_horizon_embedding",
                   "item_embedding", "turn_embedding")
 TRIGGER_FAMILIES = ("item", "scene", "horizon")
@@ -231,12 +246,14 @@ def statistics_keys() -> list[str]:
 class Statistics:
     """What one version of one memory is ranked by, kept in this process (a few numbers, whatever
     the memory's size): per field of each kind, how many objects have text there (`docs`) and
-    their total length; per vector index (and trigger family), how many entries it holds."""
+    their total length; per vector index (and trigger family), how many entries it holds; how many
+    turns wait for a scene."""
     version: str
     docs: dict[str, int] = field(default_factory=dict)      # term_key(kind, field) -> objects
     totals: dict[str, int] = field(default_factory=dict)    # term_key(kind, field) -> summed lengths
     counts: dict[str, int] = field(default_factory=dict)    # index or trigger family -> entries
     turn_passages: bool = False   # the memory's every turn has a passage embedding (the turn lane)
+    pending: int = 0              # turns waiting for a scene (in the turn index too)
 
     def held(self, index: str) -> int:
         """How many entries `index` (or a trigger family) holds for the memory."""
@@ -268,7 +285,8 @@ def build(row: dict) -> Statistics:
             counts[family or index] = int(degree or 0)
         else:
             docs[key], totals[key] = int(degree or 0), int(total or 0)
-    return Statistics(row["version"], docs, totals, counts, bool(row.get("turn_passages")))
+    return Statistics(row["version"], docs, totals, counts, bool(row.get("turn_passages")),
+                      int(row.get("pending") or 0))
 
 
 class StatisticsCache:

@@ -24,7 +24,11 @@ from .queries import READ, WRITE, access_mode, names, query
 
 TRANSIENT_TRIES = 3   # a one-query transaction that Neo4j rolled back (a deadlock) runs again this often
 VECTOR_INDEXES = ("topic_embedding", "scene_embedding", "scene_dialogue_embedding", "scene_horizon_embedding",
-                  "item_embedding", "trigger_embedding", "scene_view_embedding", "turn_embedding")
+                  "item_embedding", "item_view_embedding", "scene_trigger_view_embedding",
+                  "horizon_view_embedding", "turn_embedding")
+# each family of trigger views' search (its own label and index: cypher/schema/0058)
+VIEW_SEARCHES = {"item": "retrieve/item_views_dense", "scene": "retrieve/scene_views_dense",
+                 "horizon": "retrieve/horizon_views_dense"}
 # indexes whose vectors are longer than the encoder's (store/scene_horizon: one component more)
 LONGER = {"scene_horizon_embedding": 1}
 # what `tmem db check --repair` rebuilds, and the query that drops each (schema apply re-creates it)
@@ -33,15 +37,17 @@ REPAIRABLE_INDEXES = {"topic_embedding": "repair/drop_topic_embedding",
                       "scene_dialogue_embedding": "repair/drop_scene_dialogue_embedding",
                       "scene_horizon_embedding": "repair/drop_scene_horizon_embedding",
                       "item_embedding": "repair/drop_item_embedding",
-                      "trigger_embedding": "repair/drop_trigger_embedding",
-                      "scene_view_embedding": "repair/drop_scene_view_embedding",
+                      "item_view_embedding": "repair/drop_item_view_embedding",
+                      "scene_trigger_view_embedding": "repair/drop_scene_trigger_view_embedding",
+                      "horizon_view_embedding": "repair/drop_horizon_view_embedding",
                       "turn_embedding": "repair/drop_turn_embedding", "text_search": "repair/drop_text_search",
                       "turn_search": "repair/drop_turn_search"}
 # the property each vector index holds, which a node must have for `check_indexes` to probe the index in its memory
 PROBE_PROPERTY = {"topic_embedding": "embedding", "scene_embedding": "embedding",
                   "scene_dialogue_embedding": "dialogue_embedding", "scene_horizon_embedding": "horizon_embedding",
                   "item_embedding": "embedding",
-                  "trigger_embedding": "embedding", "scene_view_embedding": "embedding",
+                  "item_view_embedding": "embedding", "scene_trigger_view_embedding": "embedding",
+                  "horizon_view_embedding": "embedding",
                   "turn_embedding": "passage_embedding"}
 # the depths `check_indexes` searches each index at: the shallowest, the default recall's, the deepest,
 # each no deeper than the probed memory's entries, as recall (retrieve/lexical.py, Statistics.depth)
@@ -247,8 +253,9 @@ class Store:
             ("scene_dialogue_embedding", "retrieve/scenes_dialogue_dense", {}, "Scene"),
             ("scene_horizon_embedding", "retrieve/scenes_horizon_dense", {}, "Scene"),
             ("item_embedding", "retrieve/items_dense", {}, "Item"),
-            ("trigger_embedding", "retrieve/triggers_dense", {"family": "item"}, "Trigger"),
-            ("scene_view_embedding", "retrieve/scene_views_dense", {"family": "scene"}, "SceneView"),
+            ("item_view_embedding", VIEW_SEARCHES["item"], {"family": "item"}, "ItemView"),
+            ("scene_trigger_view_embedding", VIEW_SEARCHES["scene"], {"family": "scene"}, "SceneView"),
+            ("horizon_view_embedding", VIEW_SEARCHES["horizon"], {"family": "horizon"}, "HorizonView"),
             ("turn_embedding", "retrieve/turns_dense", {}, "Turn"),
             ("text_search", "retrieve/fulltext", {"lucene": "+ft_scope:probe"}, None),
             ("turn_search", "live/turns_fulltext", {"lucene": "+ft_scope:probe"}, None),

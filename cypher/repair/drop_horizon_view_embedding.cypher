@@ -1,0 +1,3 @@
+// Drop the index horizon_view_embedding so that `tmem db check --repair` can build it again from the stored data
+// (schema apply re-creates it). No parameters.
+DROP INDEX horizon_view_embedding IF EXISTS

@@ -1,3 +1,0 @@
-// Drop the index trigger_embedding so that `tmem db check --repair` can build it again from the stored data
-// (schema apply re-creates it). No parameters.
-DROP INDEX trigger_embedding IF EXISTS
