@@ -11,7 +11,7 @@ from tmem_graph.config import RetrievalSettings
 from tmem_graph.errors import DatabaseUnavailable
 from tmem_graph.retrieve.cascade import Cascade
 from tmem_graph.retrieve.lexical import (CACHE, Bm25, Statistics, StatisticsCache, analyse, build, lex_probe,
-                                         lucene_parts, lucene_query, query_terms, statistics_keys, term_rows)
+                                         joined, lucene_parts, query_terms, statistics_keys, term_rows)
 
 
 def test_analysis_follows_lucenes_english_analyzer():
@@ -95,9 +95,9 @@ def test_statistics_are_read_off_the_term_nodes_degrees_and_totals():
 
 
 def test_a_lucene_query_is_scoped_lowercased_and_escaped():
-    q = lucene_query("scene123", {"title": 3.0, "text": 1.0}, "Oysters AND (NOT) o'neil?")
+    q = joined(lucene_parts("scene123", {"title": 3.0, "text": 1.0}, "Oysters AND (NOT) o'neil?", []))
     assert q == "+ft_scope:scene123 +(title:(oysters and not o'neil)^3 text:(oysters and not o'neil))"
-    assert lucene_query("s", {"text": 1.0}, "?! ") is None
+    assert joined(lucene_parts("s", {"text": 1.0}, "?! ", [])) is None
 
 
 def test_the_parts_of_a_lucene_query_name_each_word_s_term():
@@ -109,9 +109,9 @@ def test_the_parts_of_a_lucene_query_name_each_word_s_term():
     # "and" and "the" are stop words (no term); "oysters" and "oyster's" analyse to the same term
     assert parts["words"] == [{"text": "oysters", "term": 0}, {"text": "and", "term": -1}, {"text": "the", "term": -1},
                               {"text": "oyster's", "term": 0}, {"text": "bar", "term": 1}]
-    body = " ".join(w["text"] for w in parts["words"])   # retrieve/rankings builds it so, every word kept
-    assert lucene_query("scene123", {"title": 3.0, "text": 1.0}, text) == (
-        parts["scope"] + " +(" + " ".join(c["open"] + body + c["close"] for c in parts["clauses"]) + ")")
+    # retrieve/rankings builds the same string from these parts when it keeps every word
+    assert joined(parts) == ("+ft_scope:scene123 +(title:(oysters and the oyster's bar)^3 "
+                             "text:(oysters and the oyster's bar))")
 
 
 class SlowStore:

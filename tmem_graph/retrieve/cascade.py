@@ -25,7 +25,7 @@ from ..errors import DatabaseFault, MemoryBusy, SchemaError, MemoryNotFound, Usa
 from ..store import ft_scope
 from ..store.lease import holder_gone, name_of
 from ..triggers import FAMILIES, HORIZON, ITEM, SCENE_FAMILIES
-from .lexical import (CACHE, KINDS, Bm25, Statistics, build, lex_probe, lucene_parts, lucene_query, query_terms,
+from .lexical import (CACHE, KINDS, Bm25, Statistics, build, joined, lex_probe, lucene_parts, query_terms,
                       statistics_keys, term_key)
 from .questions import named_days
 from .results import COMPONENTS, Recall, RecalledScene
@@ -226,10 +226,9 @@ class Cascade:
             wanted = depth if on else 0
             asks = bool(terms) and stats is not None and (on or kind == "turn")
             fetch = math.ceil(max(wanted, cfg.candidates) * BM25_OVERFETCH) if asks else 0
+            parts = lucene_parts(ft_scope(kind, memory_id), KINDS[kind], query if asks else "", terms)
             bm25[kind] = {"k": wanted, "fetch": fetch, "index": "turn_search" if kind == "turn" else "text_search",
-                          "lucene": lucene_query(ft_scope(kind, memory_id), KINDS[kind], query) if asks else None,
-                          **lucene_parts(ft_scope(kind, memory_id), KINDS[kind], query if asks else "", terms),
-                          "common": COMMON_POSTINGS,
+                          "lucene": joined(parts), **parts, "common": COMMON_POSTINGS,
                           "fields": stats.fields(kind) if stats is not None else [],
                           "terms": [{"key": term_key(kind, f, t), "probe": lex_probe(f, t), "field": n, "word": j}
                                     for n, f in enumerate(KINDS[kind]) for j, t in enumerate(terms)] if asks else []}

@@ -73,14 +73,11 @@ def counted(text: str | None) -> tuple[tuple[str, int], ...]:
 _LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')
 
 
-def lucene_query(scope: str, fields: dict[str, float], text: str) -> str | None:
-    """A full-text query for the objects of one kind of one memory (`scope`, their `ft_scope`
-    token) that share a word with `text` in one of `fields` (boosted as the BM25 ranking weighs
-    them): `+ft_scope:<scope> +(title:(w1 w2)^3 …)`. The words are `text`'s own, lower-cased (so
-    AND, OR and NOT are never operators) and escaped, at most MAX_TERMS; the index analyses them
-    as it analysed the texts. None when `text` has no words. retrieve/rankings builds the same
-    query from `lucene_parts` when it leaves common words out."""
-    parts = lucene_parts(scope, fields, text, [])
+def joined(parts: dict) -> str | None:
+    """The full-text query of `lucene_parts` with every word, for the objects of one kind of one
+    memory (their `ft_scope` token) that share a word with the text in one of the fields (boosted
+    as the BM25 ranking weighs them): `+ft_scope:<scope> +(title:(w1 w2)^3 …)`; None when the
+    text has no words. retrieve/rankings builds the same query without the common words."""
     if not parts["words"]:
         return None
     body = " ".join(w["text"] for w in parts["words"])
@@ -88,9 +85,11 @@ def lucene_query(scope: str, fields: dict[str, float], text: str) -> str | None:
 
 
 def lucene_parts(scope: str, fields: dict[str, float], text: str, terms: list[str]) -> dict:
-    """The pieces of `lucene_query`: `scope` ("+ft_scope:<scope>"), `clauses` (per field, what
-    opens and closes its list of words: "title:(" and ")^3"), `words` (each escaped word of
-    `text` with the place in `terms` of the term it analyses to, -1 when none: a stop word)."""
+    """The pieces of a full-text query (`joined`): `scope` ("+ft_scope:<scope>"), `clauses` (per
+    field, what opens and closes its list of words: "title:(" and ")^3"), `words` (each word of
+    `text`, lower-cased, so AND, OR and NOT are never operators, and escaped, at most MAX_TERMS,
+    with the place in `terms` of the term it analyses to, -1 when none: a stop word); the index
+    analyses them as it analysed the texts."""
     words = list(dict.fromkeys(w for w in _WORD.findall((text or "").lower())))[:MAX_TERMS]
     place = {term: n for n, term in enumerate(terms)}
     return {"scope": f"+ft_scope:{scope}",
