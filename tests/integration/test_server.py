@@ -134,6 +134,15 @@ def test_bolt_query_and_settings(started):
     assert dbs["neo4j"] == "CYPHER 25"
 
 
+def test_vector_index_segments_are_merged(server, started):
+    """The vector index settings SHOW SETTINGS hides (internal to Neo4j): written to the
+    configuration the running server read, which rejects a setting it does not know."""
+    conf = (server.home / "conf" / "neo4j.conf").read_text().splitlines()
+    assert "internal.dbms.index.vector.post_population_compaction=FULL" in conf
+    assert f"internal.dbms.index.vector.standard_merge_factor={LocalServer.vector_merge_factor}" in conf
+    assert 2 <= LocalServer.vector_merge_factor < 50   # fewer segments than the server's own factor leaves
+
+
 def test_http_discovery_and_browser(started):
     import json
     import urllib.request

@@ -132,3 +132,14 @@ def test_the_tokens_override_serves_the_mounted_file_and_no_token_beside_it(tmem
     mounted = option(argv, "--tokens")
     assert any(v.rsplit(":", 2)[1:] == [mounted, "ro"] for v in override["volumes"])
     assert override["environment"]["TMEM_SERVE_TOKEN"] == ""
+
+
+def test_the_neo4j_service_merges_its_vector_index_segments_as_the_local_server_does():
+    """The image reads NEO4J_a_b__c=v as the setting a.b_c=v: the vector index settings of
+    `tmem db start` (LocalServer) reach the container's Neo4j with the same values."""
+    from tmem_graph.local.neo4j import LocalServer
+
+    settings = {name[len("NEO4J_"):].replace("__", "\0").replace("_", ".").replace("\0", "_"): str(value)
+                for name, value in compose()["services"]["neo4j"]["environment"].items()}
+    assert settings["internal.dbms.index.vector.post_population_compaction"] == LocalServer.vector_compaction
+    assert settings["internal.dbms.index.vector.standard_merge_factor"] == str(LocalServer.vector_merge_factor)

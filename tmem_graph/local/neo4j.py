@@ -67,6 +67,10 @@ class LocalServer:
     heap_max = "3g"
     pagecache = "512m"
     transaction_max = "2g"
+    #: Vector index segments (Neo4j's internal settings of 2026.08): one after a build, and a
+    #: write merges ten segments of like size into one.
+    vector_compaction = "FULL"
+    vector_merge_factor = 10
 
     def __init__(self, data_dir: Path | None = None, bolt_port: int = 7687, http_port: int | None = 7474):
         self.data_dir = Path(data_dir).expanduser().resolve() if data_dir else default_data_dir().resolve()
@@ -238,6 +242,12 @@ class LocalServer:
             f"server.memory.heap.max_size={self.heap_max}",
             f"server.memory.pagecache.size={self.pagecache}",
             f"dbms.memory.transaction.total.max={self.transaction_max}",
+            # a vector index search walks each segment of the index on its own: an index built
+            # or rebuilt is merged into one segment, and writes merge their segments ten at a
+            # time (the server's own: fifty), so searches stay fast as a memory grows
+            # (docs/design-and-evidence.md, "Recall at scale")
+            f"internal.dbms.index.vector.post_population_compaction={self.vector_compaction}",
+            f"internal.dbms.index.vector.standard_merge_factor={self.vector_merge_factor}",
             # keep transaction logs small
             "db.tx_log.rotation.size=32m",
             "db.tx_log.rotation.retention_policy=2 files",
