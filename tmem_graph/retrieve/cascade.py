@@ -38,7 +38,7 @@ from .select import (ItemCandidates, SceneCandidates, best_per_scene, fused_orde
 OVERFETCH = 2.0
 OVERFETCH_MAX = 100   # ... and at most this many more than it keeps (a deep search costs its depth)
 # a memory holding at most this many entries in an index is ranked by each entry's cosine, no
-# search: a filtered search costs ~10 ms whatever the memory (docs/design-and-evidence.md)
+# search (docs/design-and-evidence.md)
 SCAN_UP_TO = 100
 # a BM25 ranking asks the full-text index for this many times the entries it keeps (at least
 # `candidates`), and scores them exactly on the memory's own statistics (docs/design-and-evidence.md)
