@@ -68,7 +68,7 @@ class LocalServer:
     pagecache = "512m"
     transaction_max = "2g"
     #: Vector index segments (Neo4j's internal settings of 2026.08): one after a build, and a
-    #: write merges ten segments of like size into one.
+    #: write merges this many segments of like size into one (the server's own: fifty).
     vector_compaction = "FULL"
     vector_merge_factor = 10
 
@@ -242,10 +242,8 @@ class LocalServer:
             f"server.memory.heap.max_size={self.heap_max}",
             f"server.memory.pagecache.size={self.pagecache}",
             f"dbms.memory.transaction.total.max={self.transaction_max}",
-            # a vector index search walks each segment of the index on its own: an index built
-            # or rebuilt is merged into one segment, and writes merge their segments ten at a
-            # time (the server's own: fifty), so searches stay fast as a memory grows
-            # (docs/design-and-evidence.md, "Recall at scale")
+            # a vector index search walks each segment of the index on its own: keep them few
+            # (vector_compaction, vector_merge_factor; docs/design-and-evidence.md, "Recall at scale")
             f"internal.dbms.index.vector.post_population_compaction={self.vector_compaction}",
             f"internal.dbms.index.vector.standard_merge_factor={self.vector_merge_factor}",
             # keep transaction logs small
