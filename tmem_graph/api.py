@@ -47,7 +47,8 @@ class Memory:
 
     A Memory made without a `store` opens its own and closes it in `close()` (or at the end of
     `with Memory(...) as memory:`); a store passed in belongs to the caller. A recall is two
-    queries on the store's driver, in the calling thread.
+    round trips on the store's driver from the calling thread (the first query's second half,
+    when the recall is the process's only one, on a thread that ends with it).
     """
 
     def __init__(self, memory_id: str, settings: Settings | None = None, store: Store | None = None,

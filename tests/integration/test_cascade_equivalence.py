@@ -9,6 +9,7 @@ the searches miss nothing the rankings use."""
 
 import difflib
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from tests.fixtures.synthetic import synthetic_memory
 from tmem_graph import api
 from tmem_graph.evaluate import data as ev
 from tmem_graph.evaluate import fixtures
-from tmem_graph.retrieve.cascade import Cascade
+from tmem_graph.retrieve.cascade import Cascade, under_way
 from tmem_graph.retrieve.presets import EVAL_SETS
 
 # the paper's ablations, and the turn channel (not one of them) switched off
@@ -117,15 +118,24 @@ def _diff(new: dict, old: dict) -> str:
     return "\n".join(list(difflib.unified_diff(*lines, "two-query", "stepwise", n=2, lineterm=""))[:40])
 
 
-def test_a_recall_is_two_queries(store, encoder, memories):
-    names = []
-    listener = lambda name, params, wall_ms, server_ms: names.append(name)  # noqa: E731
+def test_a_recall_is_two_round_trips(store, encoder, memories):
+    """Alone in its process, a recall runs its first query as two halves at once, each on its own
+    connection and thread, then the second; beside another recall, the first query whole."""
+    calls = []
+    listener = lambda name, params, wall_ms, server_ms: calls.append((name, threading.current_thread().name))  # noqa: E731
+    query = "When did Caroline go to the support group?"
     Cascade(store, store.settings.retrieval).reload(memories["conv26"])   # its statistics: read once per version
     store.query_listeners.append(listener)
     try:
-        Cascade(store, store.settings.retrieval).recall(
-            memories["conv26"], "When did Caroline go to the support group?",
-            encoder.encode(["When did Caroline go to the support group?"])[0])
+        Cascade(store, store.settings.retrieval).recall(memories["conv26"], query, encoder.encode([query])[0])
+        alone, calls[:] = list(calls), []
+        with under_way():   # another recall of this process is under way
+            Cascade(store, store.settings.retrieval).recall(memories["conv26"], query, encoder.encode([query])[0])
     finally:
         store.query_listeners.remove(listener)
-    assert names == ["retrieve/rankings", "retrieve/finish"]
+    assert sorted(name for name, _ in alone) == ["retrieve/finish", "retrieve/rankings", "retrieve/rankings"]
+    assert alone[-1][0] == "retrieve/finish"
+    assert {thread for name, thread in alone if name == "retrieve/rankings"} == {"tmem-rankings",
+                                                                                threading.current_thread().name}
+    assert [name for name, _ in calls] == ["retrieve/rankings", "retrieve/finish"]
+    assert {thread for _, thread in calls} == {threading.current_thread().name}

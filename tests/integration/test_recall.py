@@ -17,7 +17,7 @@ from tmem_graph import api
 from tmem_graph.errors import MemoryNotFound, TmemError
 from tmem_graph.config import HORIZON_MEAN_DEPTH, RetrievalSettings
 from tmem_graph.retrieve import cascade
-from tmem_graph.retrieve.cascade import DAY_SCENES, Cascade
+from tmem_graph.retrieve.cascade import DAY_SCENES, Cascade, halves
 from tmem_graph.retrieve.evidence import CUE_HEADING, day
 from tmem_graph.retrieve.lexical import query_terms
 from tmem_graph.retrieve.questions import named_days
@@ -465,6 +465,27 @@ def first_query(store, memory, cfg: RetrievalSettings, query: str, encoder) -> d
     params = run._ranking_params(memory.pid, query, query_terms(query), stats, encoder.encode([query])[0], None,
                                  frozenset())
     return store.run("retrieve/rankings", **params, past_commit=False)[0]
+
+
+@pytest.mark.parametrize("without", [(), ("topic_filter",), ("horizon",), ("scene_layer",), ("item_channel",)])
+def test_the_first_query_in_two_halves_returns_what_it_returns_whole(memory, store, settings, encoder, without):
+    """The halves a recall alone in its process runs at once hold every ranking once, and their
+    merged row is the whole query's row, ranking for ranking (the pool's cosines in any order)."""
+    run = Cascade(store, settings.retrieval.for_budget())
+    stats = run.statistics(memory.pid, None)
+    for query in (DESCRIPTIVE_QUERY, BRIDGE_QUERY, HORIZON_QUERY, "a guitar near the lake"):
+        params = {**run._ranking_params(memory.pid, query, query_terms(query), stats, encoder.encode([query])[0],
+                                        None, frozenset(without)), "past_commit": False}
+        mine, other = halves(params)
+        for name, v in params["vec"].items():   # every vector ranking asked for in one half, none in both
+            assert sorted([mine["vec"][name]["k"], other["vec"][name]["k"]]) == [0, v["k"]], name
+        assert all(b["fetch"] == 0 for b in other["bm25"].values())
+        whole = run._first("retrieve/rankings", params, alone=False)
+        split = run._first("retrieve/rankings", params, alone=True)
+        cosines = [dict(zip(row.pop("scene_cosine_ids"), row.pop("scene_cosine_scores"))) for row in (whole, split)]
+        assert cosines[0] == cosines[1] and (cosines[0] or "scene_layer" in without), query
+        assert split == whole, query
+        assert whole["item_views"] or "item_channel" in without
 
 
 @pytest.mark.parametrize("candidates", [3, 50])

@@ -6,8 +6,9 @@ gate) are the pure functions of `select.py`, fed with what two queries return:
    indexes filtered to the memory, scored by full-precision cosines, no deeper than the memory
    holds), every BM25 ranking (the full-text index's candidates scored on the memory's own
    statistics, `lexical.py`), the scenes of the ranked topics, the exact cosine of every scene
-   the pool may hold, the turns no scene holds yet and the personas, in one round trip (or
-   `retrieve/rankings_exact`, reading no index, when it fails);
+   the pool may hold, the turns no scene holds yet and the personas, in one round trip: two
+   halves at once on two connections when the recall is the process's only one (`halves`),
+   else whole (or `retrieve/rankings_exact`, reading no index, when it fails);
 2. `retrieve/finish`: the chosen scenes with their turns, the item pool (the chosen scenes'
    items ∪ the items TrigRecall reached), with a token budget the best scenes of a day the
    question names (`questions.named_days`), and the memory's state again.
@@ -16,9 +17,11 @@ gate) are the pure functions of `select.py`, fed with what two queries return:
 from __future__ import annotations
 
 import math
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import replace
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from ..config import HORIZON_MEAN_DEPTH, RetrievalSettings
 from ..errors import DatabaseFault, MemoryBusy, SchemaError, MemoryNotFound, UsageError
@@ -51,6 +54,15 @@ COMMON_POSTINGS = 1000
 # a packed recall whose question names a day (`questions.named_days`) lists this many scenes of that
 # window right after its first: the best by their best turn's cosine (docs/concepts.md)
 DAY_SCENES = 2
+# the first query runs as two halves at once, each on its own connection, when the recall is the only
+# one of this process under way (others keep the server's cores busy already) and the second half has
+# an index to search: this half (the BM25 rankings, the topic and Horizon searches, the personas and
+# the turns no scene holds yet) in the recall's thread, the other vector searches in a thread of their
+# own that ends with the query (docs/design-and-evidence.md "Recall at scale")
+WITH_BM25 = frozenset({"topic", "horizon", "horizon_views"})
+BESIDE = ("scene_dense_ids", "scene_dense_scores", "dialogue_ids", "dialogue_scores", "lane_dense_ids",
+          "lane_dense_scores", "lane_dense_scenes", "item_views", "scene_trigger_ids", "scene_trigger_scores",
+          "item_dense_ids", "item_dense_scores")   # the columns the other half returns
 CONSISTENT_WAIT_S = 30.0  # how long a recall runs again while its memory keeps being written
 MAX_COMMIT_S = 600.0      # a `committing` mark whose lease lapsed still counts this long (a long commit)
 
@@ -85,6 +97,46 @@ def _state_of(row: dict) -> dict:
     return {"exists": row["exists"], "version": row["version"], "committing": committing}
 
 
+_under_way = 0   # recalls of this process under way
+_under_way_lock = threading.Lock()
+
+
+@contextmanager
+def under_way() -> Iterator[bool]:
+    """Counts a recall as under way while the block runs; yields whether it is the only one."""
+    global _under_way
+    with _under_way_lock:
+        _under_way += 1
+        alone = _under_way == 1
+    try:
+        yield alone
+    finally:
+        with _under_way_lock:
+            _under_way -= 1
+
+
+def halves(params: dict) -> tuple[dict, dict] | None:
+    """retrieve/rankings' parameters as two halves (this one's, the other's) when the other has an
+    index to search, else None (the whole query costs less than a second connection)."""
+    beside = {name for name, v in params["vec"].items() if v["k"] > 0 and name not in WITH_BM25}
+    if not any(not params["vec"][name]["scan"] for name in beside):
+        return None
+    mine = {**params, "vec": {name: {**v, "k": 0} if name in beside else v for name, v in params["vec"].items()}}
+    other = {**params, "vec": {name: v if name in beside else {**v, "k": 0} for name, v in params["vec"].items()},
+             "bm25": {kind: {**b, "fetch": 0} for kind, b in params["bm25"].items()},
+             "persona": False, "recent": False, "recent_lexical": False}
+    return mine, other
+
+
+def merged(mine: dict, other: dict) -> dict:
+    """The row of the whole retrieve/rankings from its halves' rows (which read one state)."""
+    row = {**mine, **{name: other[name] for name in BESIDE}}
+    cosines = dict(zip(mine["scene_cosine_ids"], mine["scene_cosine_scores"]))
+    cosines.update(zip(other["scene_cosine_ids"], other["scene_cosine_scores"]))
+    row["scene_cosine_ids"], row["scene_cosine_scores"] = list(cosines), list(cosines.values())
+    return row
+
+
 def scored(rows: list[dict]) -> list[tuple[str, float]]:
     """(id, score) pairs of rows with an id and a score, best first."""
     return [(r["id"], r["score"]) for r in rows]
@@ -113,6 +165,35 @@ class Cascade:
     def _run(self, name: str, params: dict) -> dict:
         return self.store.run(name, **params)[0]
 
+    def _first(self, name: str, params: dict, alone: bool) -> dict | None:
+        """The first query's row: retrieve/rankings in two halves at once (`halves`) when the
+        recall is `alone`, or whole; None when the halves read different states (a write landed
+        between them)."""
+        split = halves(params) if alone and name == "retrieve/rankings" else None
+        if split is None:
+            return self._run(name, params)
+        mine, other = split
+        box: dict = {}
+
+        def beside_half() -> None:
+            try:
+                box["row"] = self._run(name, other)
+            except BaseException as exc:   # raised in the recall's thread, below
+                box["error"] = exc
+
+        helper = threading.Thread(target=beside_half, name="tmem-rankings", daemon=True)
+        helper.start()
+        try:
+            row = self._run(name, mine)
+        finally:
+            helper.join()   # a recall leaves no thread behind
+        if "error" in box:
+            raise box["error"]
+        beside = box["row"]
+        if _state_of(row) != _state_of(beside):
+            return None
+        return merged(row, beside)
+
     def recall(self, memory_id: str, query: str, vector: list[float], speaker: str | None = None,
                without: Iterable[str] = (), trace: bool = False) -> Recall:
         """Evidence for `query` from one memory; `without` switches components off; `trace`
@@ -127,6 +208,11 @@ class Cascade:
         no mark mean no write landed between.
         """
         off = check_ablations(without)
+        with under_way() as alone:
+            return self._recall(memory_id, query, vector, speaker, off, trace, alone)
+
+    def _recall(self, memory_id: str, query: str, vector: list[float], speaker: str | None, off: frozenset[str],
+                trace: bool, alone: bool) -> Recall:
         t0 = time.perf_counter()
         deadline = time.monotonic() + CONSISTENT_WAIT_S
         attempts = 0
@@ -136,11 +222,13 @@ class Cascade:
         while True:
             params = self._ranking_params(memory_id, query, terms, stats, vector, speaker, off)
             try:
-                first = self._run(rankings, {**params, "past_commit": False})
+                first = self._first(rankings, {**params, "past_commit": False}, alone)
+                if first is not None and first["committing"] and not _state_of(first)["committing"]:
+                    first = self._first(rankings, {**params, "past_commit": True}, alone)   # the mark of a dead writer of this host
+                if first is None:   # the halves read two versions: a write landed between them
+                    self._check_deadline(memory_id, deadline, attempts)
+                    continue
                 before = _state_of(first)
-                if first["committing"] and not before["committing"]:  # the mark of a dead writer of this host
-                    first = self._run(rankings, {**params, "past_commit": True})
-                    before = _state_of(first)
             except (DatabaseFault, SchemaError):   # a broken or missing index, an embedding set by hand
                 if rankings == "retrieve/rankings_exact":
                     raise
