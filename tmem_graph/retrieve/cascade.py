@@ -227,6 +227,7 @@ class Cascade:
                     first = self._first(rankings, {**params, "past_commit": True}, alone)   # the mark of a dead writer of this host
                 if first is None:   # the halves read two versions: a write landed between them
                     self._check_deadline(memory_id, deadline, attempts)
+                    alone = False   # the query runs whole from now on: one state read, no such race
                     continue
                 before = _state_of(first)
             except (DatabaseFault, SchemaError):   # a broken or missing index, an embedding set by hand
